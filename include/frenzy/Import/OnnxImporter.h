@@ -1,0 +1,35 @@
+//===- OnnxImporter.h - ONNX to frenzy dialect ------------------*- C++ -*-===//
+#ifndef FRENZY_IMPORT_ONNXIMPORTER_H
+#define FRENZY_IMPORT_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+
+namespace frenzy {
+
+struct OnnxImportOptions {
+  /// Bind symbolic dim 0 of every graph input.
+  std::optional<int64_t> batch;
+  /// Bind symbolic dim 1 of every graph input.
+  std::optional<int64_t> seq;
+  /// Bind symbolic dims by name (--dim=NAME=VALUE); wins over batch/seq.
+  llvm::StringMap<int64_t> dims;
+};
+
+/// Imports a binary `.onnx` or text `.onnxtext` model into a module holding
+/// one `func.func @forward` with static shapes everywhere. Weight bytes are
+/// never read. On failure emits one error (at a location naming the file)
+/// and returns null.
+mlir::OwningOpRef<mlir::ModuleOp>
+importOnnxFile(llvm::StringRef path, const OnnxImportOptions &options,
+               mlir::MLIRContext *context);
+
+/// True when `path` names an ONNX model by its extension.
+bool isOnnxPath(llvm::StringRef path);
+
+} // namespace frenzy
+
+#endif

@@ -1,0 +1,53 @@
+//===- OnnxImporter.cpp - entry point: file to frenzy module --------------===//
+#include "frenzy/Import/OnnxImporter.h"
+
+#include "GraphEmitter.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+
+namespace frenzy {
+
+bool isOnnxPath(llvm::StringRef path) {
+  return path.ends_with(".onnx") || path.ends_with(".onnxtext") ||
+         path.ends_with(".onnxtxt");
+}
+
+OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path,
+                                     const OnnxImportOptions &options,
+                                     MLIRContext *context) {
+  context->loadDialect<FrenzyDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  auto report = [&](const import::ImportError &e) {
+    emitError(fileLoc) << e.message;
+    return nullptr;
+  };
+  // The ONNX library throws; nothing escapes this function.
+  try {
+    import::LoadedModel model;
+    if (auto e = import::loadModel(path.str(), model))
+      return report(*e);
+    import::ResolvedGraph resolved;
+    if (auto e = import::resolveShapes(model, options, resolved))
+      return report(*e);
+    import::GraphEmitter emitter(model, resolved, context);
+    std::optional<import::ImportError> error;
+    OwningOpRef<ModuleOp> module = emitter.emit(error);
+    if (error || !module)
+      return report(error ? *error : import::ImportError{"import failed"});
+    if (options.batch)
+      (*module)->setAttr("frenzy.batch",
+                         IntegerAttr::get(IntegerType::get(context, 64),
+                                          *options.batch));
+    if (options.seq)
+      (*module)->setAttr("frenzy.seq",
+                         IntegerAttr::get(IntegerType::get(context, 64),
+                                          *options.seq));
+    return module;
+  } catch (const std::exception &e) {
+    return report({std::string("ONNX library error: ") + e.what()});
+  }
+}
+
+} // namespace frenzy
