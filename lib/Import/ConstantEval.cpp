@@ -83,7 +83,7 @@ elementwise(const Inputs &in, int32_t outType,
   bool allSplat = true;
   for (const auto *c : in) {
     shapes.push_back(c->shape);
-    allSplat &= c->splat;
+    allSplat &= c->splat || c->numElements() == 1;
   }
   ConstantTensor r;
   r.dtype = outType;

@@ -126,6 +126,14 @@ struct FuseSiluAndSwiGLU : OpRewritePattern<MulOp> {
   }
 };
 
+/// True when `x` is y - mean(y): the normalised value is then a LayerNorm,
+/// not an RMSNorm of x.
+bool isCentred(Value x) {
+  auto sub = x.getDefiningOp<SubOp>();
+  int64_t axis;
+  return sub && trailingMean(sub.getRhs(), axis) == sub.getLhs();
+}
+
 /// sqrt(mean(x^2 over trailing dims) + eps): sets x, axis and eps.
 bool isRootMeanSquare(Value s, Value &x, int64_t &axis, double &eps) {
   auto sqrt = s.getDefiningOp<SqrtOp>();
@@ -231,7 +239,7 @@ struct FuseRMSNorm : OpRewritePattern<MulOp> {
       } else {
         continue;
       }
-      if (rest.size() > 1 || x.getType() != root.getType())
+      if (rest.size() > 1 || x.getType() != root.getType() || isCentred(x))
         continue;
       Value w = rest.empty() ? onesLike(rewriter, root.getLoc(), x, axis)
                              : rest[0];
@@ -253,7 +261,7 @@ struct FuseBareRMSNorm : OpRewritePattern<DivOp> {
     int64_t axis;
     double eps;
     if (!isRootMeanSquare(div.getRhs(), x, axis, eps) || div.getLhs() != x ||
-        x.getType() != div.getType())
+        x.getType() != div.getType() || isCentred(x))
       return failure();
     // A mul consumer is matched (with its scale) by FuseRMSNorm.
     if (div->hasOneUse() && isa<MulOp>(*div->user_begin()))

@@ -1,0 +1,43 @@
+# lit configuration for Frenzy's FileCheck tests.
+import os
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "FRENZY"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.frenzy_obj_root, "test")
+config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%src", config.frenzy_src_root))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%python", config.frenzy_test_python))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.frenzy_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["frenzy-opt"], [config.frenzy_tools_dir])
+
+# Tests that export real models need Debian's python3-torch / python3-onnx.
+def python_has(module):
+    try:
+        return subprocess.run([config.frenzy_test_python, "-c", "import " + module],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+if python_has("torch"):
+    config.available_features.add("torch")
+else:
+    lit_config.note("python3-torch not found: model-export tests are UNSUPPORTED")
+if python_has("onnx"):
+    config.available_features.add("onnx")
+else:
+    lit_config.note("python3-onnx not found: external-data tests are UNSUPPORTED")
