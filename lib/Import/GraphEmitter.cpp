@@ -235,42 +235,65 @@ const ConstantTensor *GraphEmitter::constant(const onnx::NodeProto &node,
   return it == resolved.constants.end() ? nullptr : &it->second;
 }
 
-std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
-  bool allKnown = true;
-  for (const auto &o : node.output())
-    allKnown &= o.empty() || resolved.constants.count(o) > 0;
-  if (allKnown) // folded on the host; materialised where used
-    return std::nullopt;
+std::string describeNode(const onnx::NodeProto &node, const LoadedModel &model) {
   std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
-  auto describe = [&] {
-    return "node '" + node.name() + "' (op " + node.op_type() + ", domain '" +
-           domain + "', opset " +
-           std::to_string(model.opsets.count(domain) ? model.opsets[domain] : 0) +
-           ")";
-  };
-  if (node.op_type() == "Constant") // a weight held by a Constant node
-    return std::nullopt;
-  if (domain.empty()) {
-    bool sawType = false;
+  auto it = model.opsets.find(domain);
+  std::string name = node.name().empty()
+                         ? "producing '" + (node.output_size() ? node.output(0) : "") + "'"
+                         : "'" + node.name() + "'";
+  return "node " + name + " (op " + node.op_type() + ", domain '" + domain +
+         "', opset " + std::to_string(it == model.opsets.end() ? 0 : it->second) +
+         ")";
+}
+
+/// The handler for a node under the model's opset, or why there is none.
+static const HandlerEntry *findHandler(const onnx::NodeProto &node,
+                                       int64_t opset, std::string &why) {
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  bool sawType = false;
+  if (domain.empty())
     for (const HandlerEntry &h : nodeHandlers()) {
       if (node.op_type() != h.opType)
         continue;
       sawType = true;
-      if (opset() < h.sinceOpset || opset() > h.untilOpset)
-        continue;
-      if (auto err = h.handler(*this, node))
-        return ImportError{describe() + ": " + err->message};
-      return error ? std::optional(ImportError{describe() + ": " + error->message})
-                   : std::nullopt;
+      if (opset >= h.sinceOpset && opset <= h.untilOpset)
+        return &h;
     }
-    if (sawType)
-      return ImportError{describe() +
-                         ": this opset version of the op is not supported; "
-                         "re-export with opset 14 to 17"};
+  why = sawType ? "this opset version of the op is not supported; re-export "
+                  "with opset 14 to 17"
+                : "unsupported operator; re-export without it or file an issue "
+                  "naming the op";
+  return nullptr;
+}
+
+std::optional<ImportError> checkSupported(const LoadedModel &model) {
+  for (const auto &node : model.model.graph().node()) {
+    if (node.op_type() == "Constant" && node.domain().empty())
+      continue;
+    std::string why;
+    if (!findHandler(node, model.defaultOpset(), why))
+      return ImportError{describeNode(node, model) + ": " + why};
   }
-  return ImportError{describe() +
-                     ": unsupported operator; re-export without it or file an "
-                     "issue naming the op"};
+  return std::nullopt;
+}
+
+std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
+  bool allKnown = true;
+  for (const auto &o : node.output())
+    allKnown &= o.empty() || resolved.constants.count(o) > 0;
+  // Folded on the host (materialised where used), or a weight held by a
+  // Constant node (a param where used).
+  if (allKnown || node.op_type() == "Constant")
+    return std::nullopt;
+  std::string why;
+  const HandlerEntry *h = findHandler(node, opset(), why);
+  if (!h)
+    return ImportError{describeNode(node, model) + ": " + why};
+  if (auto err = h->handler(*this, node))
+    return ImportError{describeNode(node, model) + ": " + err->message};
+  if (error)
+    return ImportError{describeNode(node, model) + ": " + error->message};
+  return std::nullopt;
 }
 
 OwningOpRef<ModuleOp> GraphEmitter::emit(std::optional<ImportError> &err) {

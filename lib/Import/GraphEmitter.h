@@ -28,6 +28,12 @@ struct HandlerEntry {
 /// Every op the importer converts (OnnxOpHandlers.cpp).
 const std::vector<HandlerEntry> &nodeHandlers();
 
+/// "node 'NAME' (op T, domain 'D', opset N)" for error messages.
+std::string describeNode(const onnx::NodeProto &node, const LoadedModel &model);
+
+/// Fails on the first node no handler converts, before any shape work.
+std::optional<ImportError> checkSupported(const LoadedModel &model);
+
 class GraphEmitter {
 public:
   GraphEmitter(LoadedModel &model, ResolvedGraph &resolved,

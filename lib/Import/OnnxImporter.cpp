@@ -28,6 +28,8 @@ OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path,
     import::LoadedModel model;
     if (auto e = import::loadModel(path.str(), model))
       return report(*e);
+    if (auto e = import::checkSupported(model))
+      return report(*e);
     import::ResolvedGraph resolved;
     if (auto e = import::resolveShapes(model, options, resolved))
       return report(*e);
