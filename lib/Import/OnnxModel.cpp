@@ -369,6 +369,20 @@ static bool isDifferentiableInput(const std::string &op, int index) {
   return true;
 }
 
+/// Names PyTorch code conventionally gives to non-trainable float buffers
+/// that flow into activations (rotary cos/sin caches, inverse frequencies).
+/// Structure cannot tell them from weights: both are multiplied in.
+static bool isConventionalBufferName(const std::string &name) {
+  std::string leaf = name.substr(name.find_last_of('.') + 1);
+  auto endsWith = [&](const char *suffix) {
+    std::string s(suffix);
+    return leaf.size() >= s.size() &&
+           leaf.compare(leaf.size() - s.size(), s.size(), s) == 0;
+  };
+  return endsWith("_cached") || endsWith("_cache") || leaf == "inv_freq" ||
+         name.find("rotary") != std::string::npos;
+}
+
 std::unordered_set<std::string> differentiableTensors(const onnx::GraphProto &g) {
   std::unordered_set<std::string> live;
   for (const auto &o : g.output())
@@ -386,6 +400,9 @@ std::unordered_set<std::string> differentiableTensors(const onnx::GraphProto &g)
       if (!n.input(k).empty() && isDifferentiableInput(n.op_type(), k))
         live.insert(n.input(k));
   }
+  for (const auto &t : g.initializer())
+    if (isConventionalBufferName(t.name()))
+      live.erase(t.name());
   return live;
 }
 

@@ -126,6 +126,17 @@ struct FuseSiluAndSwiGLU : OpRewritePattern<MulOp> {
   }
 };
 
+/// `d` when `v` is 1/d: reciprocal(d) or div(1, d) (torch writes rsqrt as
+/// either, depending on version).
+Value reciprocalOf(Value v) {
+  if (auto rec = v.getDefiningOp<ReciprocalOp>())
+    return rec.getInput();
+  if (auto div = v.getDefiningOp<DivOp>())
+    if (isConstant(div.getLhs(), 1.0))
+      return div.getRhs();
+  return {};
+}
+
 /// True when `x` is y - mean(y): the normalised value is then a LayerNorm,
 /// not an RMSNorm of x.
 bool isCentred(Value x) {
@@ -217,8 +228,8 @@ struct FuseRMSNorm : OpRewritePattern<MulOp> {
       int64_t axis;
       double eps;
       SmallVector<Value> rest;
-      if (auto rec = f[i].getDefiningOp<ReciprocalOp>()) {
-        if (!isRootMeanSquare(rec.getInput(), x, axis, eps))
+      if (Value denom = reciprocalOf(f[i])) {
+        if (!isRootMeanSquare(denom, x, axis, eps))
           continue;
         // x must be one of the other factors.
         bool found = false;
