@@ -289,6 +289,12 @@ std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
   const HandlerEntry *h = findHandler(node, opset(), why);
   if (!h)
     return ImportError{describeNode(node, model) + ": " + why};
+  // Materialise every operand first, so handlers never see a null value.
+  for (int i = 0; i < node.input_size(); ++i)
+    if (!node.input(i).empty() && !resolved.constants.count(node.input(i)) &&
+        !input(node, i))
+      return ImportError{describeNode(node, model) + ": " +
+                         (error ? error->message : "missing input")};
   if (auto err = h->handler(*this, node))
     return ImportError{describeNode(node, model) + ": " + err->message};
   if (error)

@@ -64,6 +64,8 @@ public:
   template <typename OpTy, typename... Args>
   std::optional<ImportError> emitSimple(const onnx::NodeProto &node,
                                         Args &&...args) {
+    if (error) // an operand could not be materialised
+      return error;
     auto op = b.create<OpTy>(loc(node), outputType(node),
                              std::forward<Args>(args)...);
     bind(node.output(0), op->getResult(0));

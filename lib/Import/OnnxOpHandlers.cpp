@@ -201,6 +201,8 @@ Error sliceOp(GraphEmitter &e, const onnx::NodeProto &n) {
 
 Error splitOp(GraphEmitter &e, const onnx::NodeProto &n) {
   Value x = e.input(n, 0);
+  if (!x)
+    return e.pendingError();
   auto axis = normAxis(intAttr(n, "axis", 0), rankOf(x));
   if (!axis)
     return err("axis out of range");
