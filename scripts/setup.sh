@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian 12 packages only), then configures and
+# builds Frenzy into build/. Safe to run again: installs nothing twice and
+# rebuilds incrementally. Run as root on a fresh machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build g++ time
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libgtest-dev
+  python3 python3-torch python3-onnx
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if [ ! -f build/build.ninja ]; then
+  cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
+fi
+ninja -C build frenzy-opt FrenzyUnitTests
