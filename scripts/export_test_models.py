@@ -218,13 +218,16 @@ def count_params(model):
     return sum(p.numel() for p in model.parameters())  # unique tensors: ties count once
 
 
-def export(model, args, input_names, output_names, path, opset, layers):
+def export(model, args, input_names, output_names, path, opset, layers, training=True):
     dyn = {n: {0: "batch", 1: "seq"} for n in input_names}
     dyn.update({n: {0: "batch", 1: "seq"} for n in output_names if n != "loss"})
-    model.train()  # a training compiler gets the training graph (dropout included)
+    # A training compiler gets the training graph (dropout included). An
+    # eval-mode export also deduplicates equal-valued parameters (Identity).
+    model.train(training)
+    mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     torch.onnx.export(model, args, path, opset_version=opset, do_constant_folding=False,
                       input_names=input_names, output_names=output_names, dynamic_axes=dyn,
-                      training=torch.onnx.TrainingMode.TRAINING)
+                      training=mode)
     meta = {"params": count_params(model), "blocks": layers, "opset": opset}
     with open(os.path.splitext(path)[0] + ".json", "w") as f:
         json.dump(meta, f)
@@ -253,6 +256,8 @@ def main():
     export(gpt, (idx,), ["idx"], ["logits"], out("gpt2_tiny_op14.onnx"), 14, 2)
     export(gpt, (idx, idx), ["idx", "targets"], ["logits", "loss"],
            out("gpt2_tiny_loss_op17.onnx"), 17, 2)
+    export(gpt, (idx,), ["idx"], ["logits"], out("gpt2_tiny_eval_op17.onnx"), 17, 2,
+           training=False)
     llama = Llama()
     export(llama, (idx,), ["input_ids"], ["logits"], out("llama_tiny_op17.onnx"), 17, 2)
     export(llama, (idx, idx), ["input_ids", "labels"], ["logits", "loss"],

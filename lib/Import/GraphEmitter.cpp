@@ -114,12 +114,13 @@ Value GraphEmitter::constantValue(const std::string &name,
   return op.getResult();
 }
 
-Value GraphEmitter::param(const std::string &name) {
+Value GraphEmitter::param(const std::string &name, const std::string &source) {
   const onnx::TensorProto *init = nullptr;
   const onnx::NodeProto *constNode = nullptr;
-  if (auto it = resolved.initializers.find(name); it != resolved.initializers.end())
+  if (auto it = resolved.initializers.find(source);
+      it != resolved.initializers.end())
     init = it->second;
-  else if (auto it = constantNodes.find(name); it != constantNodes.end())
+  else if (auto it = constantNodes.find(source); it != constantNodes.end())
     constNode = it->second;
   else
     return {};
@@ -147,6 +148,8 @@ Value GraphEmitter::param(const std::string &name) {
 
   NamedAttrList attrs;
   attrs.append("name", b.getStringAttr(name));
+  if (source != name)
+    attrs.append("value_from", b.getStringAttr(source));
   if (constNode) {
     attrs.append("storage", b.getStringAttr("constant"));
   } else if (tensor->data_location() == onnx::TensorProto::EXTERNAL) {
@@ -201,6 +204,27 @@ Value GraphEmitter::param(const std::string &name) {
   return op.getResult();
 }
 
+bool looksLikeParameterName(const std::string &name) {
+  // torch names generated tensors "/scope/Op_output_0" or "onnx::Op_12";
+  // parameters carry their module path: "transformer.h.1.ln_2.weight".
+  return name.find('/') == std::string::npos &&
+         name.find("::") == std::string::npos &&
+         name.find('.') != std::string::npos;
+}
+
+Value GraphEmitter::aliasOrDistinctParam(const onnx::NodeProto &identity) {
+  const std::string &in = identity.input(0), &out = identity.output(0);
+  bool stored = resolved.initializers.count(in) || constantNodes.count(in);
+  if (stored && !values.count(out) && looksLikeParameterName(out) &&
+      looksLikeParameterName(in))
+    // Exporters deduplicate parameters that merely start out equal (all
+    // LayerNorm weights are ones) and alias them by Identity; they are
+    // still distinct parameters and train apart, so each gets its own param
+    // whose initial bytes come from the shared tensor.
+    return param(out, in);
+  return input(identity, 0);
+}
+
 void GraphEmitter::setValueInsertionPoint() {
   // Params and constants gather at the top of the body in first-use order.
   if (lastValueOp)
@@ -214,7 +238,7 @@ Value GraphEmitter::value(const std::string &name) {
     return it->second;
   if (auto it = resolved.constants.find(name); it != resolved.constants.end())
     return constantValue(name, it->second);
-  if (Value p = param(name))
+  if (Value p = param(name, name))
     return p;
   if (!error)
     error = ImportError{"tensor '" + name + "' has no value"};

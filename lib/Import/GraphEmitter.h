@@ -59,6 +59,9 @@ public:
     return type(node.output(i));
   }
   void bind(const std::string &name, mlir::Value v) { values[name] = v; }
+  /// The value an Identity node yields: its input (a plain alias), or a
+  /// distinct param when it names a deduplicated parameter.
+  mlir::Value aliasOrDistinctParam(const onnx::NodeProto &identity);
   std::optional<ImportError> pendingError() { return error; }
 
   template <typename OpTy, typename... Args>
@@ -73,7 +76,9 @@ public:
   }
 
 private:
-  mlir::Value param(const std::string &name);
+  /// A param called `name` whose bytes are those of initializer or
+  /// Constant node `source` (the same name unless deduplicated).
+  mlir::Value param(const std::string &name, const std::string &source);
   mlir::Value constantValue(const std::string &name, const ConstantTensor &c);
   std::optional<ImportError> emitNode(const onnx::NodeProto &node);
   void setValueInsertionPoint();
@@ -90,6 +95,9 @@ private:
   mlir::Operation *lastValueOp = nullptr;
   std::optional<ImportError> error;
 };
+
+/// True for names that are parameter paths rather than generated names.
+bool looksLikeParameterName(const std::string &name);
 
 /// Maps an ONNX element type to an MLIR one; null if unsupported.
 mlir::Type elementType(mlir::MLIRContext *ctx, int32_t onnxType);

@@ -62,6 +62,19 @@ std::optional<std::vector<int64_t>> axesOf(GraphEmitter &e,
   return axes;
 }
 
+/// Appends `axes` made non-negative for `rank` to `norm`, sorted.
+Error appendNormalisedAxes(ArrayRef<int64_t> axes, int64_t rank,
+                           SmallVectorImpl<int64_t> &norm) {
+  for (int64_t a : axes) {
+    auto na = normAxis(a, rank);
+    if (!na)
+      return err("axis " + std::to_string(a) + " out of range");
+    norm.push_back(*na);
+  }
+  llvm::sort(norm);
+  return std::nullopt;
+}
+
 DenseI64ArrayAttr i64Array(GraphEmitter &e, ArrayRef<int64_t> v) {
   return e.builder().getDenseI64ArrayAttr(v);
 }
@@ -92,13 +105,8 @@ Error reduce(GraphEmitter &e, const onnx::NodeProto &n, int axesInput,
   if (axes->empty() && !intAttr(n, "noop_with_empty_axes", 0))
     for (int64_t i = 0; i < rank; ++i)
       norm.push_back(i);
-  for (int64_t a : *axes) {
-    auto na = normAxis(a, rank);
-    if (!na)
-      return err("axis " + std::to_string(a) + " out of range");
-    norm.push_back(*na);
-  }
-  llvm::sort(norm);
+  if (Error e = appendNormalisedAxes(*axes, rank, norm))
+    return e;
   bool keep = intAttr(n, "keepdims", 1) != 0;
   build(e, n, x, norm, keep);
   return e.pendingError();
@@ -146,13 +154,8 @@ Error squeezeLike(GraphEmitter &e, const onnx::NodeProto &n, bool squeeze,
       if (shape[i] == 1)
         norm.push_back(i);
   }
-  for (int64_t a : *axes) {
-    auto na = normAxis(a, rank);
-    if (!na)
-      return err("axis " + std::to_string(a) + " out of range");
-    norm.push_back(*na);
-  }
-  llvm::sort(norm);
+  if (Error e = appendNormalisedAxes(*axes, rank, norm))
+    return e;
   if (squeeze)
     return e.emitSimple<SqueezeOp>(n, x, i64Array(e, norm));
   return e.emitSimple<UnsqueezeOp>(n, x, i64Array(e, norm));
@@ -402,8 +405,7 @@ const std::vector<HandlerEntry> &nodeHandlers() {
       {"Dropout", 12, kMax, dropoutOp},
       {"Identity", 1, kMax,
        [](GraphEmitter &e, const onnx::NodeProto &n) -> Error {
-         // An alias: tied and deduplicated weights stay one value.
-         e.bind(n.output(0), e.input(n, 0));
+         e.bind(n.output(0), e.aliasOrDistinctParam(n));
          return e.pendingError();
        }},
       {"SoftmaxCrossEntropyLoss", 12, kMax, lossOp},

@@ -38,7 +38,8 @@ def Frenzy_ParamOp : Frenzy_Op<"param", [FlopsOverride]> {
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$storage,
                    OptionalAttr<StrAttr>:$file, OptionalAttr<I64Attr>:$offset,
-                   OptionalAttr<I64Attr>:$length, UnitAttr:$trainable);
+                   OptionalAttr<I64Attr>:$length, UnitAttr:$trainable,
+                   OptionalAttr<StrAttr>:$value_from);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
