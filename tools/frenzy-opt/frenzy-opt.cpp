@@ -24,6 +24,10 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
+namespace frenzy::test {
+void registerTestPasses();
+} // namespace frenzy::test
+
 static cl::OptionCategory frenzyCategory("Frenzy model import options");
 
 static cl::opt<int64_t> batchSize("batch",
@@ -136,6 +140,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   frenzy::registerAllDialects(registry);
   frenzy::registerAllPasses();
+  frenzy::test::registerTestPasses();
 
   auto [input, output] = registerAndParseCLIOptions(
       argc, argv, "Frenzy compiler: ONNX model -> training plan\n", registry);

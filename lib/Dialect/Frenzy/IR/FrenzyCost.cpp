@@ -97,6 +97,11 @@ int64_t SliceOp::getFlops() { return 0; }
 int64_t ConcatOp::getFlops() { return 0; }
 int64_t SplitOp::getFlops() { return 0; }
 int64_t GatherOp::getFlops() { return 0; }
+// Only the gathered rows of the table are read, not the whole table: an
+// embedding lookup touches batch*seq rows of a 50k-row matrix.
+int64_t GatherOp::getBytesRead() {
+  return tensorBytes(getIndices().getType()) + tensorBytes(getType());
+}
 
 // Values are loaded, not computed.
 int64_t ParamOp::getFlops() { return 0; }

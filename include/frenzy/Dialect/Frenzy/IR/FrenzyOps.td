@@ -341,7 +341,8 @@ def Frenzy_SplitOp : Frenzy_MoveOp<"split"> {
   let hasVerifier = 1;
 }
 
-def Frenzy_GatherOp : Frenzy_Op<"gather", [FlopsOverride]> {
+def Frenzy_GatherOp : Frenzy_Op<"gather",
+    [DeclareOpInterfaceMethods<Frenzy_CostOpInterface, ["getFlops", "getBytesRead"]>]> {
   let summary = "take slices of data along axis at integer indices";
   let arguments = (ins AnyRankedTensor:$data, AnyRankedTensor:$indices,
                    I64Attr:$axis);
