@@ -9,7 +9,7 @@ packages=(
   cmake ninja-build g++ time
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev
+  libgtest-dev libopenblas-dev
   python3 python3-torch python3-onnx
 )
 missing=()
@@ -28,4 +28,4 @@ if [ ! -f build/build.ninja ]; then
     -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 fi
-ninja -C build frenzy-opt FrenzyUnitTests
+ninja -C build frenzy-opt FrenzyUnitTests FrenzyRuntimeTests

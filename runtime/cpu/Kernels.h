@@ -1,0 +1,57 @@
+//===- Kernels.h - CPU kernels of the Frenzy runtime ------------*- C++ -*-===//
+//
+// float32, contiguous, row-major. Backward kernels accumulate (+=) into
+// parameter gradients, because a parameter can be used more than once (a
+// tied embedding and head), and overwrite activation gradients.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_RUNTIME_CPU_KERNELS_H
+#define FRENZY_RUNTIME_CPU_KERNELS_H
+
+#include <cstdint>
+
+namespace frenzy::cpu {
+
+/// C[M,N] = alpha * op(A) op(B) + beta * C, op transposing when asked.
+/// A is [M,K] (or [K,M] transposed), B is [K,N] (or [N,K] transposed).
+void gemm(bool transA, bool transB, int64_t M, int64_t N, int64_t K,
+          float alpha, const float *A, const float *B, float beta, float *C);
+
+/// Layer normalisation of N rows of C values. Saves mean and 1/std per row
+/// for the backward pass. bias may be null.
+void layerNormForward(float *out, float *mean, float *rstd, const float *inp,
+                      const float *weight, const float *bias, int64_t N,
+                      int64_t C, float eps);
+/// dinp is overwritten; dweight and dbias (may be null) accumulate.
+void layerNormBackward(float *dinp, float *dweight, float *dbias,
+                       const float *dout, const float *inp,
+                       const float *weight, const float *mean,
+                       const float *rstd, int64_t N, int64_t C);
+
+/// GELU, tanh approximation (GPT-2).
+void geluTanhForward(float *out, const float *inp, int64_t n);
+void geluTanhBackward(float *dinp, const float *inp, const float *dout,
+                      int64_t n);
+
+/// Mean cross-entropy of N rows of V logits against integer targets; rows
+/// whose target equals ignoreIndex do not count. Writes the softmax to
+/// probs (kept for backward) and returns the loss.
+float softmaxCrossEntropyForward(float *probs, const float *logits,
+                                 const int64_t *targets, int64_t N, int64_t V,
+                                 int64_t ignoreIndex);
+/// dlogits = dloss * (probs - onehot) / (rows counted); overwritten.
+void softmaxCrossEntropyBackward(float *dlogits, const float *probs,
+                                 const int64_t *targets, int64_t N, int64_t V,
+                                 int64_t ignoreIndex, float dloss);
+
+struct AdamWConfig {
+  float lr = 3e-4f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  float weightDecay = 0.0f;
+};
+/// One AdamW step (decoupled weight decay) at step t >= 1.
+void adamwUpdate(float *param, const float *grad, float *m, float *v,
+                 int64_t n, const AdamWConfig &cfg, int64_t t);
+
+} // namespace frenzy::cpu
+
+#endif
