@@ -44,6 +44,28 @@ void softmaxCrossEntropyBackward(float *dlogits, const float *probs,
                                  const int64_t *targets, int64_t N, int64_t V,
                                  int64_t ignoreIndex, float dloss);
 
+/// Embedding lookup: out[n, :] = table[ids[n], :] for N ids of width C.
+/// Returns false (and writes nothing further) on an id outside [0, V).
+bool embeddingForward(float *out, const float *table, const int64_t *ids,
+                      int64_t N, int64_t V, int64_t C);
+/// dtable[ids[n], :] += dout[n, :] (accumulates: tied weights add up).
+void embeddingBackward(float *dtable, const float *dout, const int64_t *ids,
+                       int64_t N, int64_t C);
+
+/// Scaled dot-product attention over BH independent heads:
+/// q [BH, Tq, D], k [BH, Tk, D], v [BH, Tk, Dv] -> out [BH, Tq, Dv].
+/// mask, when given, is [Tq, Tk] and true where a score is masked out;
+/// causal masks key j > query i. probs [BH, Tq, Tk] is saved for backward.
+void attentionForward(float *out, float *probs, const float *q, const float *k,
+                      const float *v, const uint8_t *mask, bool causal,
+                      int64_t BH, int64_t Tq, int64_t Tk, int64_t D,
+                      int64_t Dv, float scale);
+/// dq, dk, dv are overwritten. scratch holds Tq * Tk floats.
+void attentionBackward(float *dq, float *dk, float *dv, const float *dout,
+                       const float *probs, const float *q, const float *k,
+                       const float *v, int64_t BH, int64_t Tq, int64_t Tk,
+                       int64_t D, int64_t Dv, float scale, float *scratch);
+
 struct AdamWConfig {
   float lr = 3e-4f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
   float weightDecay = 0.0f;

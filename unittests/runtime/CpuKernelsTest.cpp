@@ -171,3 +171,76 @@ TEST(CpuKernels, AdamWMatchesTorch) {
   for (int i = 0; i < 4; ++i)
     EXPECT_NEAR(p[i], expected[i], 2e-6) << i;
 }
+
+TEST(CpuKernels, EmbeddingForwardBackward) {
+  const int64_t V = 5, C = 3;
+  auto table = randomVector(V * C, 12);
+  std::vector<int64_t> ids = {4, 0, 4};
+  std::vector<float> out(3 * C);
+  ASSERT_TRUE(embeddingForward(out.data(), table.data(), ids.data(), 3, V, C));
+  for (int64_t c = 0; c < C; ++c)
+    EXPECT_EQ(out[c], table[4 * C + c]);
+  std::vector<float> dtable(V * C, 0.0f), dout(3 * C, 1.0f);
+  embeddingBackward(dtable.data(), dout.data(), ids.data(), 3, C);
+  EXPECT_EQ(dtable[4 * C], 2.0f); // id 4 used twice: gradients add
+  EXPECT_EQ(dtable[1 * C], 0.0f);
+  std::vector<int64_t> bad = {5};
+  EXPECT_FALSE(embeddingForward(out.data(), table.data(), bad.data(), 1, V, C));
+}
+
+TEST(CpuKernels, CausalAttentionForwardMatchesNaive) {
+  const int64_t BH = 2, T = 5, D = 4;
+  auto q = randomVector(BH * T * D, 13), k = randomVector(BH * T * D, 14),
+       v = randomVector(BH * T * D, 15);
+  std::vector<float> out(BH * T * D), probs(BH * T * T);
+  attentionForward(out.data(), probs.data(), q.data(), k.data(), v.data(),
+                   nullptr, true, BH, T, T, D, D, 0.5f);
+  for (int64_t h = 0; h < BH; ++h)
+    for (int64_t i = 0; i < T; ++i) {
+      std::vector<double> s(i + 1);
+      double maxs = -1e30, sum = 0;
+      for (int64_t j = 0; j <= i; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d)
+          dot += q[(h * T + i) * D + d] * k[(h * T + j) * D + d];
+        s[j] = 0.5 * dot;
+        maxs = std::max(maxs, s[j]);
+      }
+      for (int64_t j = 0; j <= i; ++j)
+        sum += s[j] = std::exp(s[j] - maxs);
+      for (int64_t d = 0; d < D; ++d) {
+        double o = 0;
+        for (int64_t j = 0; j <= i; ++j)
+          o += s[j] / sum * v[(h * T + j) * D + d];
+        EXPECT_NEAR(out[(h * T + i) * D + d], o, 1e-5);
+      }
+    }
+}
+
+TEST(CpuKernels, AttentionBackwardMatchesFiniteDifferences) {
+  const int64_t BH = 2, T = 4, D = 3;
+  auto q = randomVector(BH * T * D, 16), k = randomVector(BH * T * D, 17),
+       v = randomVector(BH * T * D, 18), r = randomVector(BH * T * D, 19);
+  std::vector<uint8_t> mask(T * T, 0);
+  mask[0 * T + 3] = 1; // one masked score besides the causal ones
+  auto loss = [&](const std::vector<float> &qq, const std::vector<float> &kk,
+                  const std::vector<float> &vv) {
+    std::vector<float> out(BH * T * D), probs(BH * T * T);
+    attentionForward(out.data(), probs.data(), qq.data(), kk.data(), vv.data(),
+                     mask.data(), true, BH, T, T, D, D, 0.7f);
+    double s = 0;
+    for (size_t i = 0; i < out.size(); ++i)
+      s += double(out[i]) * r[i];
+    return s;
+  };
+  std::vector<float> out(BH * T * D), probs(BH * T * T), dq(q.size()),
+      dk(k.size()), dv(v.size()), scratch(T * T);
+  attentionForward(out.data(), probs.data(), q.data(), k.data(), v.data(),
+                   mask.data(), true, BH, T, T, D, D, 0.7f);
+  attentionBackward(dq.data(), dk.data(), dv.data(), r.data(), probs.data(),
+                    q.data(), k.data(), v.data(), BH, T, T, D, D, 0.7f,
+                    scratch.data());
+  EXPECT_LT(relativeError(dq, numericGradient(q, [&](auto &x) { return loss(x, k, v); }, 1e-3f)), 2e-3);
+  EXPECT_LT(relativeError(dk, numericGradient(k, [&](auto &x) { return loss(q, x, v); }, 1e-3f)), 2e-3);
+  EXPECT_LT(relativeError(dv, numericGradient(v, [&](auto &x) { return loss(q, k, x); }, 1e-3f)), 2e-3);
+}
