@@ -27,18 +27,11 @@ void attentionForward(float *out, float *probs, const float *q, const float *k,
       for (int64_t j = 0; j < Tk; ++j)
         if ((causal && j > i) || (mask && mask[i * Tk + j]))
           row[j] = ninf;
-      float maxv = *std::max_element(row, row + Tk);
-      if (maxv == ninf) { // a fully masked row attends to nothing
-        std::fill(row, row + Tk, 0.0f);
+      if (*std::max_element(row, row + Tk) == ninf) {
+        std::fill(row, row + Tk, 0.0f); // a fully masked row attends to nothing
         continue;
       }
-      double sum = 0;
-      for (int64_t j = 0; j < Tk; ++j) {
-        row[j] = std::exp(row[j] - maxv);
-        sum += row[j];
-      }
-      for (int64_t j = 0; j < Tk; ++j)
-        row[j] = float(row[j] / sum);
+      softmaxRow(row, row, Tk);
     }
     gemm(false, false, Tq, Dv, Tk, 1.0f, P, v + h * Tk * Dv, 0.0f,
          out + h * Tq * Dv);

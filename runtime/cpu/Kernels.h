@@ -33,6 +33,10 @@ void geluTanhForward(float *out, const float *inp, int64_t n);
 void geluTanhBackward(float *dinp, const float *inp, const float *dout,
                       int64_t n);
 
+/// out = softmax(in) over one row of n values (in == out allowed); returns
+/// log(sum(exp(in))), the log-partition that cross-entropy needs.
+double softmaxRow(float *out, const float *in, int64_t n);
+
 /// Mean cross-entropy of N rows of V logits against integer targets; rows
 /// whose target equals ignoreIndex do not count. Writes the softmax to
 /// probs (kept for backward) and returns the loss.

@@ -1,10 +1,22 @@
-//===- SoftmaxCrossEntropy.cpp - fused softmax + mean cross-entropy --------===//
+//===- SoftmaxCrossEntropy.cpp - row softmax and mean cross-entropy --------===//
 #include "Kernels.h"
 
 #include <algorithm>
 #include <cmath>
 
 namespace frenzy::cpu {
+
+double softmaxRow(float *out, const float *in, int64_t n) {
+  float maxv = *std::max_element(in, in + n); // shift for exp's range
+  double sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    out[j] = std::exp(in[j] - maxv);
+    sum += out[j];
+  }
+  for (int64_t j = 0; j < n; ++j)
+    out[j] = float(out[j] / sum);
+  return maxv + std::log(sum);
+}
 
 static int64_t countedRows(const int64_t *targets, int64_t N,
                            int64_t ignoreIndex) {
@@ -20,17 +32,9 @@ float softmaxCrossEntropyForward(float *probs, const float *logits,
   double loss = 0;
   for (int64_t i = 0; i < N; ++i) {
     const float *z = logits + i * V;
-    float *p = probs + i * V;
-    float maxv = *std::max_element(z, z + V); // shift for exp's range
-    double sum = 0;
-    for (int64_t j = 0; j < V; ++j) {
-      p[j] = std::exp(z[j] - maxv);
-      sum += p[j];
-    }
-    for (int64_t j = 0; j < V; ++j)
-      p[j] = float(p[j] / sum);
+    double logZ = softmaxRow(probs + i * V, z, V);
     if (targets[i] != ignoreIndex)
-      loss -= (z[targets[i]] - maxv) - std::log(sum);
+      loss += logZ - z[targets[i]];
   }
   int64_t counted = countedRows(targets, N, ignoreIndex);
   return counted ? float(loss / counted) : 0.0f;
