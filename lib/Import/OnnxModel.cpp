@@ -198,18 +198,22 @@ static std::optional<ConstantTensor> constantNodeValue(const onnx::NodeProto &n)
     ConstantTensor c;
     if (a.name() == "value_int" || a.name() == "value_ints") {
       c.dtype = TensorProto::INT64;
-      if (a.name() == "value_int")
+      if (a.name() == "value_int") {
         c.ints = {a.i()};
-      else
-        c.ints.assign(a.ints().begin(), a.ints().end()), c.shape = {a.ints_size()};
+      } else {
+        c.ints.assign(a.ints().begin(), a.ints().end());
+        c.shape = {a.ints_size()};
+      }
       return c;
     }
     if (a.name() == "value_float" || a.name() == "value_floats") {
       c.dtype = TensorProto::FLOAT;
-      if (a.name() == "value_float")
+      if (a.name() == "value_float") {
         c.floats = {a.f()};
-      else
-        c.floats.assign(a.floats().begin(), a.floats().end()), c.shape = {a.floats_size()};
+      } else {
+        c.floats.assign(a.floats().begin(), a.floats().end());
+        c.shape = {a.floats_size()};
+      }
       return c;
     }
   }
