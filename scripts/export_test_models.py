@@ -1,23 +1,32 @@
 #!/usr/bin/env python3
-"""Exports Frenzy's test models (GPT-2, Llama-style, BERT-style) to ONNX with Debian's torch.
-
-Usage: export_test_models.py OUTDIR            small models used by the lit tests
-       export_test_models.py --gpt2-124m FILE  the 124M GPT-2 (regenerated on demand)
-
-Every model is exported as a real exporter writes it: torch.onnx.export with
-do_constant_folding=False and dynamic batch/seq axes. A NAME.json beside each
-model records PyTorch's parameter count (unique tensors) and layer count,
-which the lit tests compare with what frenzy-opt reports.
-"""
+"""Exports Frenzy's test models (nanoGPT GPT-2, Llama-style, BERT-style) to ONNX with torch."""
+# Usage (Debian's /usr/bin/python3: python3-torch 1.13, python3-onnx 1.12):
+#   export_test_models.py [OUTDIR]          small models for the lit tests
+#                                           (default: test/Inputs/models)
+#   export_test_models.py --gpt2-124m FILE  GPT-2 124M, forward only, opset 17
+#   add --report to print, per model, its op types, one layer's node names,
+#   its initializers, Identity nodes and initializers shared by several nodes.
+#
+# Models are exported the way a user would: torch.onnx.export with
+# do_constant_folding=False and dynamic 'batch'/'seq' axes. NAME.json beside
+# each model holds PyTorch's parameter count (unique tensors, so a tied
+# weight counts once), the layer count and the opset; the lit tests compare
+# them with what frenzy-opt reports. Every model is run through
+# onnx.checker and strict shape inference after export.
 import argparse
+import collections
 import json
 import math
 import os
+import re
 import sys
 
+import onnx
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # --- nanoGPT-style GPT-2 ----------------------------------------------------
@@ -118,6 +127,7 @@ class LlamaAttention(nn.Module):
         inv_freq = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
         freqs = torch.outer(torch.arange(max_pos).float(), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
+        # Buffers, not parameters: the importer must not count them as weights.
         self.register_buffer("cos_cached", emb.cos())
         self.register_buffer("sin_cached", emb.sin())
 
@@ -146,7 +156,7 @@ class LlamaMLP(nn.Module):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
-class LlamaLayer(nn.Module):
+class LlamaDecoderLayer(nn.Module):
     def __init__(self, d, heads, hidden, max_pos):
         super().__init__()
         self.input_layernorm = RMSNorm(d)
@@ -163,23 +173,31 @@ class LlamaModel(nn.Module):
     def __init__(self, vocab, layers, heads, d, hidden, max_pos):
         super().__init__()
         self.embed_tokens = nn.Embedding(vocab, d)
-        self.layers = nn.ModuleList([LlamaLayer(d, heads, hidden, max_pos) for _ in range(layers)])
+        self.layers = nn.ModuleList([LlamaDecoderLayer(d, heads, hidden, max_pos)
+                                     for _ in range(layers)])
         self.norm = RMSNorm(d)
+
+    def forward(self, input_ids):
+        # The mask is built here, at run time, as HF does: -inf above the
+        # diagonal (ConstantOfShape + Trilu in ONNX), added to the scores.
+        T = input_ids.shape[1]
+        mask = torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
+        x = self.embed_tokens(input_ids)
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.norm(x)
 
 
 class Llama(nn.Module):
     def __init__(self, vocab=512, layers=2, heads=4, d=64, hidden=172, max_pos=128):
         super().__init__()
+        # Calling self.model (not its children) keeps HF's node scopes:
+        # "/model/layers.0/self_attn/q_proj/MatMul".
         self.model = LlamaModel(vocab, layers, heads, d, hidden, max_pos)
-        self.lm_head = nn.Linear(d, vocab, bias=False)
+        self.lm_head = nn.Linear(d, vocab, bias=False)  # untied
 
     def forward(self, input_ids, labels=None):
-        T = input_ids.shape[1]
-        mask = torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
-        x = self.model.embed_tokens(input_ids)
-        for layer in self.model.layers:
-            x = layer(x, mask)
-        logits = self.lm_head(self.model.norm(x))
+        logits = self.lm_head(self.model(input_ids))
         if labels is None:
             return logits
         return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
@@ -195,10 +213,18 @@ class Bert(nn.Module):
         self.emb_norm = nn.LayerNorm(d)
         self.emb_drop = nn.Dropout(0.1)
         layer = nn.TransformerEncoderLayer(d_model=d, nhead=heads, dim_feedforward=ff,
-                                           activation="gelu", batch_first=True)
+                                           activation="gelu", batch_first=True, norm_first=False)
         self.encoder = nn.TransformerEncoder(layer, num_layers=layers, enable_nested_tensor=False)
+        # nn.TransformerEncoder deep-copies one layer, so every layer starts
+        # with the same weights; redraw them so layers differ as in a trained
+        # model (an eval-mode export would otherwise fold layer 1 into layer 0
+        # behind Identity nodes).
+        for enc in self.encoder.layers:
+            for lin in (enc.linear1, enc.linear2, enc.self_attn.out_proj):
+                lin.reset_parameters()
+            enc.self_attn._reset_parameters()
         self.mlm_dense = nn.Linear(d, d)
-        self.mlm_act = nn.GELU()
+        self.mlm_act = nn.GELU()  # erf
         self.mlm_norm = nn.LayerNorm(d)
         self.mlm_decoder = nn.Linear(d, vocab)
 
@@ -214,15 +240,45 @@ class Bert(nn.Module):
         return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
 
 
+# --- export and checks --------------------------------------------------------------
 def count_params(model):
-    return sum(p.numel() for p in model.parameters())  # unique tensors: ties count once
+    return sum(p.numel() for p in model.parameters())  # parameters() yields a tied tensor once
 
 
-def export(model, args, input_names, output_names, path, opset, layers, training=True):
+def check(path, report):
+    """onnx.checker + strict shape inference; with report, print the graph's make-up."""
+    m = onnx.load(path)
+    onnx.checker.check_model(m)
+    onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
+    if not report:
+        return
+    g = m.graph
+    dims = lambda vi: [d.dim_param or d.dim_value for d in vi.type.tensor_type.shape.dim]
+    print(f"== {os.path.basename(path)} (opset {m.opset_import[0].version}, {len(g.node)} nodes)")
+    print("inputs: ", [(i.name, dims(i)) for i in g.input])
+    print("outputs:", [(o.name, dims(o)) for o in g.output])
+    print("ops:", dict(sorted(collections.Counter(n.op_type for n in g.node).items())))
+    layer = [n.name for n in g.node if re.search(r"/(h|layers)\.0/", n.name)]
+    print(f"layer 0 ({len(layer)} nodes):", layer)
+    print("initializers:", [(t.name, list(t.dims)) for t in g.initializer])
+    print("Identity:", [f"{n.input[0]} -> {n.output[0]}"
+                        for n in g.node if n.op_type == "Identity"])
+    inits = {t.name for t in g.initializer}
+    users = collections.defaultdict(list)
+    for n in g.node:
+        for i in n.input:
+            if i in inits:
+                users[i].append(n.name)
+    print("initializers read by several nodes:", {k: v for k, v in users.items() if len(v) > 1})
+
+
+def export(model, args, input_names, output_names, path, opset, layers, training, report):
     dyn = {n: {0: "batch", 1: "seq"} for n in input_names}
     dyn.update({n: {0: "batch", 1: "seq"} for n in output_names if n != "loss"})
-    # A training compiler gets the training graph (dropout included). An
-    # eval-mode export also deduplicates equal-valued parameters (Identity).
+    # Training mode by default: a training compiler is given the training
+    # graph (Dropout kept), and torch then shares initializers only when they
+    # are the same tensor. Eval mode also merges parameters that merely hold
+    # equal values behind Identity nodes (gpt2_tiny_eval tests that case).
     model.train(training)
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL
     torch.onnx.export(model, args, path, opset_version=opset, do_constant_folding=False,
@@ -231,43 +287,47 @@ def export(model, args, input_names, output_names, path, opset, layers, training
     meta = {"params": count_params(model), "blocks": layers, "opset": opset}
     with open(os.path.splitext(path)[0] + ".json", "w") as f:
         json.dump(meta, f)
-    print(f"{path}: {meta['params']:,} parameters, {layers} blocks, "
-          f"{os.path.getsize(path) / 1e6:.2f} MB", file=sys.stderr)
+    check(path, report)
+    print(f"{path}: {meta['params']:,} parameters, {layers} blocks, opset {opset}, "
+          f"{'training' if training else 'eval'} mode, {os.path.getsize(path) / 1e6:.2f} MB",
+          file=sys.stderr)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("outdir", nargs="?", help="directory for the small test models")
-    ap.add_argument("--gpt2-124m", metavar="FILE", help="export GPT-2 124M to FILE")
+    ap = argparse.ArgumentParser(description=__doc__.strip())
+    ap.add_argument("outdir", nargs="?", default=os.path.join(REPO, "test", "Inputs", "models"),
+                    help="directory for the small test models (default: test/Inputs/models)")
+    ap.add_argument("--gpt2-124m", metavar="FILE", help="export only GPT-2 124M, to FILE")
+    ap.add_argument("--report", action="store_true", help="print each model's make-up")
     a = ap.parse_args()
     torch.manual_seed(0)
-    B, T = 2, 8
+    B, T = 2, 8  # example input; batch and seq stay symbolic in the graph
     idx = torch.randint(0, 512, (B, T))
     if a.gpt2_124m:
-        gpt = GPT(50257, 1024, 12, 12, 768)
-        export(gpt, (torch.randint(0, 50257, (B, T)),), ["idx"], ["logits"], a.gpt2_124m, 17, 12)
+        gpt = GPT(vocab=50257, block=1024, layers=12, heads=12, d=768)
+        export(gpt, (torch.randint(0, 50257, (B, T)),), ["idx"], ["logits"], a.gpt2_124m,
+               17, 12, True, a.report)
         return
-    if not a.outdir:
-        ap.error("give OUTDIR or --gpt2-124m FILE")
     os.makedirs(a.outdir, exist_ok=True)
     out = lambda name: os.path.join(a.outdir, name)
-    gpt = GPT(512, 64, 2, 4, 64)
-    export(gpt, (idx,), ["idx"], ["logits"], out("gpt2_tiny_op17.onnx"), 17, 2)
-    export(gpt, (idx,), ["idx"], ["logits"], out("gpt2_tiny_op14.onnx"), 14, 2)
+    gpt = GPT(vocab=512, block=64, layers=2, heads=4, d=64)
+    x = (gpt, (idx,), ["idx"], ["logits"])
+    export(*x, out("gpt2_tiny_op17.onnx"), 17, 2, True, a.report)
+    export(*x, out("gpt2_tiny_op14.onnx"), 14, 2, True, a.report)
     export(gpt, (idx, idx), ["idx", "targets"], ["logits", "loss"],
-           out("gpt2_tiny_loss_op17.onnx"), 17, 2)
-    export(gpt, (idx,), ["idx"], ["logits"], out("gpt2_tiny_eval_op17.onnx"), 17, 2,
-           training=False)
+           out("gpt2_tiny_loss_op17.onnx"), 17, 2, True, a.report)
+    export(*x, out("gpt2_tiny_eval_op17.onnx"), 17, 2, False, a.report)
     llama = Llama()
-    export(llama, (idx,), ["input_ids"], ["logits"], out("llama_tiny_op17.onnx"), 17, 2)
+    export(llama, (idx,), ["input_ids"], ["logits"], out("llama_tiny_op17.onnx"), 17, 2,
+           True, a.report)
     export(llama, (idx, idx), ["input_ids", "labels"], ["logits", "loss"],
-           out("llama_tiny_loss_op17.onnx"), 17, 2)
+           out("llama_tiny_loss_op17.onnx"), 17, 2, True, a.report)
     bert = Bert()
     tt = torch.zeros(B, T, dtype=torch.long)
     export(bert, (idx, tt), ["input_ids", "token_type_ids"], ["logits"],
-           out("bert_tiny_op17.onnx"), 17, 2)
+           out("bert_tiny_op17.onnx"), 17, 2, True, a.report)
     export(bert, (idx, tt, idx), ["input_ids", "token_type_ids", "labels"], ["logits", "loss"],
-           out("bert_tiny_loss_op17.onnx"), 17, 2)
+           out("bert_tiny_loss_op17.onnx"), 17, 2, True, a.report)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <map>
 #include <set>
@@ -36,6 +37,14 @@ StringRef nameOf(Operation *op) {
   if (auto n = dyn_cast<NameLoc>(op->getLoc()))
     return n.getName().strref();
   return {};
+}
+
+/// "/lm_head" for "/lm_head/MatMul"; empty for top-level or bare names.
+StringRef moduleScope(StringRef name) {
+  if (!name.starts_with("/"))
+    return {};
+  size_t slash = name.rfind('/');
+  return slash == 0 ? StringRef() : name.take_front(slash);
 }
 
 bool isValueOp(Operation *op) { return isa<ParamOp, ConstantOp>(op); }
@@ -186,6 +195,19 @@ struct FrenzyAnnotateBlocksPass
       } else {
         deferred.push_back(op);
       }
+    }
+    // A named module is one unit: ops in it that depend on no layer (the
+    // transpose of an untied head weight) go where the rest of it went.
+    if (!structural) {
+      llvm::StringMap<int64_t> scopeBlock;
+      for (Operation *op : ops)
+        if (auto it = block.find(op); it != block.end() && it->second == kHead)
+          if (StringRef scope = moduleScope(nameOf(op)); !scope.empty())
+            scopeBlock[scope] = kHead;
+      for (Operation *op : ops)
+        if (auto it = block.find(op); it != block.end() && it->second == kEmbed)
+          if (scopeBlock.count(moduleScope(nameOf(op))))
+            it->second = kHead;
     }
     // Deferred ops take the earliest block among their users.
     for (Operation *op : llvm::reverse(deferred)) {
