@@ -57,19 +57,19 @@ bool broadcastShapes(const std::vector<std::vector<int64_t>> &shapes,
   return true;
 }
 
-/// Flat index into `in` for flat output index `i` under broadcasting.
-int64_t broadcastIndex(const ConstantTensor &in, const std::vector<int64_t> &out,
-                       const std::vector<int64_t> &outStrides, int64_t i) {
+/// Strides of `in` seen through an output of rank `outRank`: 0 along
+/// broadcast dims (and everywhere for a splat), so a flat input index is
+/// the dot product of output coordinates with these strides.
+std::vector<int64_t> broadcastStrides(const ConstantTensor &in, size_t outRank) {
+  std::vector<int64_t> b(outRank, 0);
   if (in.splat)
-    return 0;
+    return b;
   std::vector<int64_t> inStrides = strides(in.shape);
-  int64_t idx = 0, off = out.size() - in.shape.size();
-  for (size_t d = 0; d < out.size(); ++d) {
-    int64_t coord = (i / outStrides[d]) % out[d];
-    if ((int64_t)d >= off && in.shape[d - off] != 1)
-      idx += coord * inStrides[d - off];
-  }
-  return idx;
+  size_t off = outRank - in.shape.size();
+  for (size_t d = 0; d < in.shape.size(); ++d)
+    if (in.shape[d] != 1)
+      b[off + d] = inStrides[d];
+  return b;
 }
 
 /// Applies `f` elementwise with broadcasting. Results of all-splat inputs
@@ -97,11 +97,16 @@ elementwise(const Inputs &in, int32_t outType,
     return std::nullopt;
   int64_t count = r.splat ? 1 : n;
   std::vector<int64_t> outStrides = strides(r.shape);
+  std::vector<std::vector<int64_t>> inStrides;
+  for (const auto *c : in)
+    inStrides.push_back(broadcastStrides(*c, r.shape.size()));
   std::vector<double> fv(in.size());
   std::vector<int64_t> iv(in.size());
   for (int64_t i = 0; i < count; ++i) {
     for (size_t k = 0; k < in.size(); ++k) {
-      int64_t j = broadcastIndex(*in[k], r.shape, outStrides, i);
+      int64_t j = 0;
+      for (size_t d = 0; d < r.shape.size(); ++d)
+        j += (i / outStrides[d]) % r.shape[d] * inStrides[k][d];
       fv[k] = in[k]->valueAt(j);
       iv[k] = in[k]->isFloat() ? (int64_t)in[k]->floatAt(j) : in[k]->intAt(j);
     }
