@@ -10,7 +10,7 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libopenblas-dev
-  python3 python3-torch python3-onnx
+  python3 python3-torch python3-onnx libonnx-testdata
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -28,4 +28,4 @@ if [ ! -f build/build.ninja ]; then
     -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 fi
-ninja -C build frenzy-opt FrenzyUnitTests FrenzyRuntimeTests
+ninja -C build frenzy-opt frenzy-launch FrenzyUnitTests FrenzyRuntimeTests

@@ -22,7 +22,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.frenzy_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["frenzy-opt"], [config.frenzy_tools_dir])
+llvm_config.add_tool_substitutions(["frenzy-opt", "frenzy-launch"], [config.frenzy_tools_dir])
 
 # Tests that export real models need Debian's python3-torch / python3-onnx.
 def python_has(module):

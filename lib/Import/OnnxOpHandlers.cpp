@@ -94,7 +94,9 @@ template <typename OpTy> NodeHandler binary() {
 }
 
 Error reduce(GraphEmitter &e, const onnx::NodeProto &n, int axesInput,
-             auto build) {
+             llvm::function_ref<void(GraphEmitter &, const onnx::NodeProto &,
+                                     Value, ArrayRef<int64_t>, bool)>
+                 build) {
   Value x = e.input(n, 0);
   std::string why;
   auto axes = axesOf(e, n, axesInput, why);
@@ -230,7 +232,8 @@ Error dropoutOp(GraphEmitter &e, const onnx::NodeProto &n) {
     training = t->valueAt(0) != 0;
   return e.emitSimple<DropoutOp>(n, e.input(n, 0),
                                  e.builder().getF64FloatAttr(ratio),
-                                 e.builder().getBoolAttr(training));
+                                 e.builder().getBoolAttr(training),
+                                 e.builder().getI64IntegerAttr(0));
 }
 
 Error lossOp(GraphEmitter &e, const onnx::NodeProto &n) {

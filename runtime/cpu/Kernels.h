@@ -58,17 +58,26 @@ void embeddingBackward(float *dtable, const float *dout, const int64_t *ids,
 
 /// Scaled dot-product attention over BH independent heads:
 /// q [BH, Tq, D], k [BH, Tk, D], v [BH, Tk, Dv] -> out [BH, Tq, Dv].
-/// mask, when given, is [Tq, Tk] and true where a score is masked out;
-/// causal masks key j > query i. probs [BH, Tq, Tk] is saved for backward.
+struct AttentionConfig {
+  int64_t BH = 1, Tq = 1, Tk = 1, D = 1, Dv = 1;
+  float scale = 1.0f;
+  bool causal = false;          // mask key j > query i
+  const uint8_t *mask = nullptr; // true = masked out; [maskHeads, Tq, Tk]
+  const float *bias = nullptr;   // added to the scores; [maskHeads, Tq, Tk]
+  int64_t maskHeads = 1;         // 1 (shared by all heads) or BH
+  float dropout = 0.0f;          // on the probabilities, inverted
+  uint64_t seed = 0;             // dropout stream (see dropoutUniform)
+};
+/// probs [BH, Tq, Tk] receives the softmax (before dropout), which backward
+/// needs. scratch holds Tq * Tk floats (used only with dropout).
 void attentionForward(float *out, float *probs, const float *q, const float *k,
-                      const float *v, const uint8_t *mask, bool causal,
-                      int64_t BH, int64_t Tq, int64_t Tk, int64_t D,
-                      int64_t Dv, float scale);
-/// dq, dk, dv are overwritten. scratch holds Tq * Tk floats.
+                      const float *v, const AttentionConfig &c,
+                      float *scratch);
+/// dq, dk, dv are overwritten. scratch holds 2 * Tq * Tk floats.
 void attentionBackward(float *dq, float *dk, float *dv, const float *dout,
                        const float *probs, const float *q, const float *k,
-                       const float *v, int64_t BH, int64_t Tq, int64_t Tk,
-                       int64_t D, int64_t Dv, float scale, float *scratch);
+                       const float *v, const AttentionConfig &c,
+                       float *scratch);
 
 struct AdamWConfig {
   float lr = 3e-4f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;

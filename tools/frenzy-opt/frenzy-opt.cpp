@@ -7,6 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "frenzy/Analysis/Summary/ModelSummary.h"
+#include "frenzy/Cluster/ClusterSpec.h"
+#include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
+#include "frenzy/Plan/PlanWriter.h"
+#include "plan.pb.h"
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
 
@@ -16,6 +20,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -46,6 +51,110 @@ static cl::opt<bool>
     noDefaultPipeline("no-default-pipeline",
                       cl::desc("Import only: skip fusion and block annotation"),
                       cl::init(false), cl::cat(frenzyCategory));
+
+static cl::OptionCategory trainCategory("Frenzy training plan options");
+static cl::opt<std::string> clusterFile(
+    "cluster",
+    cl::desc("Cluster description (YAML): build the training step and write "
+             "a plan to -o"),
+    cl::cat(trainCategory));
+static cl::opt<std::string>
+    lossKind("loss", cl::desc("auto (the model's loss output) or cross-entropy"),
+             cl::init("auto"), cl::cat(trainCategory));
+static cl::opt<std::string> optimizerKind(
+    "optimizer",
+    cl::desc("adamw, sgd, or none (forward and backward only: the plan "
+             "outputs the gradients)"),
+    cl::init("adamw"), cl::cat(trainCategory));
+static cl::opt<bool> inferenceOnly(
+    "inference",
+    cl::desc("With --cluster: plan the forward pass only (no loss, no "
+             "backward, no optimizer)"),
+    cl::init(false), cl::cat(trainCategory));
+static cl::opt<double> learningRate("lr", cl::desc("peak learning rate"),
+                                    cl::init(3e-4), cl::cat(trainCategory));
+static cl::opt<double> minLearningRate("min-lr",
+                                       cl::desc("final learning rate"),
+                                       cl::init(0.0), cl::cat(trainCategory));
+static cl::opt<int64_t> warmupSteps("warmup-steps",
+                                    cl::desc("linear warmup steps"),
+                                    cl::init(0), cl::cat(trainCategory));
+static cl::opt<int64_t>
+    totalSteps("total-steps",
+               cl::desc("cosine decay length (0: constant learning rate)"),
+               cl::init(0), cl::cat(trainCategory));
+static cl::opt<double> weightDecay("weight-decay",
+                                   cl::desc("weight decay of matrices"),
+                                   cl::init(0.0), cl::cat(trainCategory));
+static cl::opt<double> clipNorm("clip-norm",
+                                cl::desc("global gradient-norm clip (0: off)"),
+                                cl::init(0.0), cl::cat(trainCategory));
+static cl::opt<double> momentum("momentum", cl::desc("SGD momentum"),
+                                cl::init(0.9), cl::cat(trainCategory));
+static cl::opt<std::string>
+    precision("precision", cl::desc("fp32, bf16-mixed or fp16-mixed"),
+              cl::init("fp32"), cl::cat(trainCategory));
+
+/// The training passes a --cluster build runs after the default pipeline.
+static void addTrainingPipeline(PassManager &pm) {
+  if (inferenceOnly)
+    return;
+  frenzy::FrenzyAutodiffOptions ad;
+  ad.loss = lossKind;
+  pm.addPass(frenzy::createFrenzyAutodiff(ad));
+  if (optimizerKind != "none") {
+    frenzy::FrenzyOptimizerOptions opt;
+    opt.kind = optimizerKind;
+    opt.lr = learningRate;
+    opt.minLr = minLearningRate;
+    opt.warmupSteps = warmupSteps;
+    opt.totalSteps = totalSteps;
+    opt.weightDecay = weightDecay;
+    opt.clipNorm = clipNorm;
+    opt.momentum = momentum;
+    pm.addPass(frenzy::createFrenzyOptimizer(opt));
+  }
+  frenzy::FrenzyPrecisionOptions prec;
+  prec.policy = precision;
+  pm.addPass(frenzy::createFrenzyPrecision(prec));
+}
+
+/// Reads the cluster file; this build plans single-device clusters.
+static std::optional<frenzy::ClusterSpec> readCluster() {
+  auto cluster = frenzy::readClusterFile(clusterFile);
+  if (!cluster) {
+    llvm::errs() << "frenzy-opt: error: " << llvm::toString(cluster.takeError())
+                 << "\n";
+    return std::nullopt;
+  }
+  if (cluster->totalDevices() != 1) {
+    llvm::errs() << "frenzy-opt: error: " << clusterFile << ": the cluster has "
+                 << cluster->totalDevices()
+                 << " devices; this build plans single-device clusters only "
+                    "(give one node with count: 1)\n";
+    return std::nullopt;
+  }
+  return *cluster;
+}
+
+/// Writes plan.bin.
+static int writePlan(ModuleOp module, llvm::StringRef input,
+                     const frenzy::ClusterSpec &cluster,
+                     llvm::StringRef output) {
+  frenzy::plan::Plan plan;
+  if (failed(frenzy::buildPlan(module, input, clusterFile, cluster, plan)))
+    return 1;
+  if (llvm::Error e = frenzy::writePlanFile(plan, output)) {
+    llvm::errs() << "frenzy-opt: error: " << llvm::toString(std::move(e))
+                 << "\n";
+    return 1;
+  }
+  llvm::errs() << "frenzy-opt: wrote " << output << " ("
+               << plan.program().instrs_size() << " instructions, "
+               << plan.program().params_size() << " parameters, "
+               << plan.program().tensors_size() << " tensors)\n";
+  return 0;
+}
 
 /// "file: node 'name'" for a location, without the 0:0 of whole-file errors.
 static std::string describe(Location loc) {
@@ -99,12 +208,36 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     }
     options.dims[name] = v;
   }
+  bool planning = !clusterFile.empty();
+  bool emitPlan = planning && emitKind.getNumOccurrences() == 0;
   if (emitKind != "mlir" && emitKind != "summary") {
     llvm::errs() << "frenzy-opt: error: --emit must be 'mlir' or 'summary', "
                     "got '"
                  << emitKind << "'\n";
     return 1;
   }
+  if (emitPlan && output == "-") {
+    llvm::errs() << "frenzy-opt: error: --cluster writes a binary plan; name "
+                    "it with -o plan.bin\n";
+    return 1;
+  }
+  if (emitPlan && llvm::sys::fs::equivalent(input, output)) {
+    llvm::errs() << "frenzy-opt: error: -o " << output
+                 << " is the model file itself; refusing to overwrite it\n";
+    return 1;
+  }
+  if (optimizerKind != "adamw" && optimizerKind != "sgd" &&
+      optimizerKind != "none") {
+    llvm::errs() << "frenzy-opt: error: --optimizer must be adamw, sgd or "
+                    "none, got '"
+                 << optimizerKind << "'\n";
+    return 1;
+  }
+
+  // The cluster first: its errors should not wait for a large import.
+  std::optional<frenzy::ClusterSpec> cluster;
+  if (planning && !(cluster = readCluster()))
+    return 1;
 
   OwningOpRef<ModuleOp> module =
       frenzy::importOnnxFile(input, options, &context);
@@ -118,8 +251,12 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     pm.addPass(frenzy::createFrenzyFusePatterns());
     pm.addPass(frenzy::createFrenzyAnnotateBlocks());
   }
+  if (planning)
+    addTrainingPipeline(pm);
   if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
     return 1;
+  if (emitPlan)
+    return writePlan(*module, input, *cluster, output);
 
   std::string error;
   auto out = openOutputFile(output, &error);

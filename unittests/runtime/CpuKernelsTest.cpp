@@ -193,8 +193,9 @@ TEST(CpuKernels, CausalAttentionForwardMatchesNaive) {
   auto q = randomVector(BH * T * D, 13), k = randomVector(BH * T * D, 14),
        v = randomVector(BH * T * D, 15);
   std::vector<float> out(BH * T * D), probs(BH * T * T);
-  attentionForward(out.data(), probs.data(), q.data(), k.data(), v.data(),
-                   nullptr, true, BH, T, T, D, D, 0.5f);
+  AttentionConfig cfg{BH, T, T, D, D, 0.5f, /*causal=*/true};
+  attentionForward(out.data(), probs.data(), q.data(), k.data(), v.data(), cfg,
+                   nullptr);
   for (int64_t h = 0; h < BH; ++h)
     for (int64_t i = 0; i < T; ++i) {
       std::vector<double> s(i + 1);
@@ -223,23 +224,26 @@ TEST(CpuKernels, AttentionBackwardMatchesFiniteDifferences) {
        v = randomVector(BH * T * D, 18), r = randomVector(BH * T * D, 19);
   std::vector<uint8_t> mask(T * T, 0);
   mask[0 * T + 3] = 1; // one masked score besides the causal ones
+  AttentionConfig cfg{BH, T, T, D, D, 0.7f, /*causal=*/true, mask.data()};
+  cfg.dropout = 0.25f; // the mask must be the same in forward and backward
+  cfg.seed = 42;
+  std::vector<float> fwdScratch(T * T);
   auto loss = [&](const std::vector<float> &qq, const std::vector<float> &kk,
                   const std::vector<float> &vv) {
     std::vector<float> out(BH * T * D), probs(BH * T * T);
     attentionForward(out.data(), probs.data(), qq.data(), kk.data(), vv.data(),
-                     mask.data(), true, BH, T, T, D, D, 0.7f);
+                     cfg, fwdScratch.data());
     double s = 0;
     for (size_t i = 0; i < out.size(); ++i)
       s += double(out[i]) * r[i];
     return s;
   };
   std::vector<float> out(BH * T * D), probs(BH * T * T), dq(q.size()),
-      dk(k.size()), dv(v.size()), scratch(T * T);
-  attentionForward(out.data(), probs.data(), q.data(), k.data(), v.data(),
-                   mask.data(), true, BH, T, T, D, D, 0.7f);
+      dk(k.size()), dv(v.size()), scratch(2 * T * T);
+  attentionForward(out.data(), probs.data(), q.data(), k.data(), v.data(), cfg,
+                   fwdScratch.data());
   attentionBackward(dq.data(), dk.data(), dv.data(), r.data(), probs.data(),
-                    q.data(), k.data(), v.data(), BH, T, T, D, D, 0.7f,
-                    scratch.data());
+                    q.data(), k.data(), v.data(), cfg, scratch.data());
   EXPECT_LT(relativeError(dq, numericGradient(q, [&](auto &x) { return loss(x, k, v); }, 1e-3f)), 2e-3);
   EXPECT_LT(relativeError(dk, numericGradient(k, [&](auto &x) { return loss(q, x, v); }, 1e-3f)), 2e-3);
   EXPECT_LT(relativeError(dv, numericGradient(v, [&](auto &x) { return loss(q, k, x); }, 1e-3f)), 2e-3);

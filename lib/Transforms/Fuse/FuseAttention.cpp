@@ -69,7 +69,7 @@ struct FuseAttention : OpRewritePattern<MatMulOp> {
     }
     auto softmax = p.getDefiningOp<SoftmaxOp>();
     auto pType = cast<RankedTensorType>(p.getType());
-    if (!softmax || softmax.getAxis() != pType.getRank() - 1 || pType.getRank() < 2)
+    if (!softmax || int64_t(softmax.getAxis()) != pType.getRank() - 1 || pType.getRank() < 2)
       return failure();
 
     Value s = softmax.getInput(), mask;
@@ -149,7 +149,7 @@ struct FuseAttention : OpRewritePattern<MatMulOp> {
     auto attn = rewriter.create<AttentionOp>(
         loc, op.getType(), q, k, v, mask, rewriter.getF64FloatAttr(scale),
         causal ? rewriter.getUnitAttr() : UnitAttr(),
-        rewriter.getF64FloatAttr(dropout));
+        rewriter.getF64FloatAttr(dropout), rewriter.getI64IntegerAttr(0));
     rewriter.replaceOp(op, attn.getResult());
     return success();
   }

@@ -25,4 +25,26 @@ def Frenzy_CostOpInterface : OpInterface<"CostOpInterface"> {
   ];
 }
 
+// Reverse-mode derivative of one op. The autodiff pass walks the forward
+// graph backwards and asks each op on the path from a parameter to the loss
+// for the gradients of its operands given the gradients of its results; the
+// rule emits ordinary frenzy ops at the builder's insertion point, so the
+// backward graph is visible to every later analysis (memory, cost, liveness).
+def Frenzy_GradientOpInterface : OpInterface<"GradientOpInterface"> {
+  let cppNamespace = "::frenzy";
+  let methods = [
+    InterfaceMethod<[{
+        Emits the gradient of every floating-point operand. `resultGrads`
+        holds one value per result (zeros where a result has no gradient).
+        `operandGrads` is resized to the operand count; entries left null
+        carry no gradient (integer, boolean or shape operands). Fails with a
+        diagnostic on an attribute combination the rule does not cover.
+      }],
+      "::mlir::LogicalResult", "buildGradients",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ArrayRef<::mlir::Value>":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
 #endif // FRENZY_INTERFACES_TD

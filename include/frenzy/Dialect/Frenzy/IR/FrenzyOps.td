@@ -21,6 +21,8 @@ class Frenzy_Op<string mnemonic, list<Trait> traits = []>
 
 // Ops whose flop count is not one per result element declare getFlops.
 defvar FlopsOverride = DeclareOpInterfaceMethods<Frenzy_CostOpInterface, ["getFlops"]>;
+// Ops with a reverse-mode rule (lib/Dialect/Frenzy/IR/Gradients/).
+defvar Grad = DeclareOpInterfaceMethods<Frenzy_GradientOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Values: parameters and small constants
@@ -65,23 +67,23 @@ class Frenzy_UnaryOp<string mnemonic, list<Trait> traits = []>
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
-def Frenzy_NegOp : Frenzy_UnaryOp<"neg", [Frenzy_CostOpInterface]>;
-def Frenzy_AbsOp : Frenzy_UnaryOp<"abs", [Frenzy_CostOpInterface]>;
-def Frenzy_ExpOp : Frenzy_UnaryOp<"exp", [Frenzy_CostOpInterface]>;
-def Frenzy_LogOp : Frenzy_UnaryOp<"log", [Frenzy_CostOpInterface]>;
-def Frenzy_SqrtOp : Frenzy_UnaryOp<"sqrt", [Frenzy_CostOpInterface]>;
-def Frenzy_ReciprocalOp : Frenzy_UnaryOp<"reciprocal", [Frenzy_CostOpInterface]>;
-def Frenzy_TanhOp : Frenzy_UnaryOp<"tanh", [Frenzy_CostOpInterface]>;
-def Frenzy_ErfOp : Frenzy_UnaryOp<"erf", [Frenzy_CostOpInterface]>;
-def Frenzy_SigmoidOp : Frenzy_UnaryOp<"sigmoid", [Frenzy_CostOpInterface]>;
-def Frenzy_ReluOp : Frenzy_UnaryOp<"relu", [Frenzy_CostOpInterface]>;
-def Frenzy_SinOp : Frenzy_UnaryOp<"sin", [Frenzy_CostOpInterface]>;
-def Frenzy_CosOp : Frenzy_UnaryOp<"cos", [Frenzy_CostOpInterface]>;
+def Frenzy_NegOp : Frenzy_UnaryOp<"neg", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_AbsOp : Frenzy_UnaryOp<"abs", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_ExpOp : Frenzy_UnaryOp<"exp", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_LogOp : Frenzy_UnaryOp<"log", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_SqrtOp : Frenzy_UnaryOp<"sqrt", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_ReciprocalOp : Frenzy_UnaryOp<"reciprocal", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_TanhOp : Frenzy_UnaryOp<"tanh", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_ErfOp : Frenzy_UnaryOp<"erf", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_SigmoidOp : Frenzy_UnaryOp<"sigmoid", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_ReluOp : Frenzy_UnaryOp<"relu", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_SinOp : Frenzy_UnaryOp<"sin", [Frenzy_CostOpInterface, Grad]>;
+def Frenzy_CosOp : Frenzy_UnaryOp<"cos", [Frenzy_CostOpInterface, Grad]>;
 def Frenzy_NotOp : Frenzy_UnaryOp<"not", [Frenzy_CostOpInterface]>;
-def Frenzy_SiluOp : Frenzy_UnaryOp<"silu", [FlopsOverride]> {
+def Frenzy_SiluOp : Frenzy_UnaryOp<"silu", [FlopsOverride, Grad]> {
   let summary = "x * sigmoid(x) (fused)";
 }
-def Frenzy_GeluOp : Frenzy_Op<"gelu", [SameOperandsAndResultType, FlopsOverride]> {
+def Frenzy_GeluOp : Frenzy_Op<"gelu", [SameOperandsAndResultType, FlopsOverride, Grad]> {
   let summary = "GELU (fused); approximate is \"none\" (erf) or \"tanh\"";
   let arguments = (ins AnyRankedTensor:$input,
                    DefaultValuedStrAttr<StrAttr, "none">:$approximate);
@@ -100,13 +102,13 @@ class Frenzy_BinaryOp<string mnemonic, list<Trait> traits = []>
       "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-def Frenzy_AddOp : Frenzy_BinaryOp<"add", [SameOperandsAndResultElementType]>;
-def Frenzy_SubOp : Frenzy_BinaryOp<"sub", [SameOperandsAndResultElementType]>;
-def Frenzy_MulOp : Frenzy_BinaryOp<"mul", [SameOperandsAndResultElementType]>;
-def Frenzy_DivOp : Frenzy_BinaryOp<"div", [SameOperandsAndResultElementType]>;
-def Frenzy_PowOp : Frenzy_BinaryOp<"pow">;
-def Frenzy_MaxOp : Frenzy_BinaryOp<"max", [SameOperandsAndResultElementType]>;
-def Frenzy_MinOp : Frenzy_BinaryOp<"min", [SameOperandsAndResultElementType]>;
+def Frenzy_AddOp : Frenzy_BinaryOp<"add", [SameOperandsAndResultElementType, Grad]>;
+def Frenzy_SubOp : Frenzy_BinaryOp<"sub", [SameOperandsAndResultElementType, Grad]>;
+def Frenzy_MulOp : Frenzy_BinaryOp<"mul", [SameOperandsAndResultElementType, Grad]>;
+def Frenzy_DivOp : Frenzy_BinaryOp<"div", [SameOperandsAndResultElementType, Grad]>;
+def Frenzy_PowOp : Frenzy_BinaryOp<"pow", [Grad]>;
+def Frenzy_MaxOp : Frenzy_BinaryOp<"max", [SameOperandsAndResultElementType, Grad]>;
+def Frenzy_MinOp : Frenzy_BinaryOp<"min", [SameOperandsAndResultElementType, Grad]>;
 def Frenzy_AndOp : Frenzy_BinaryOp<"and", [SameOperandsAndResultElementType]>;
 def Frenzy_OrOp : Frenzy_BinaryOp<"or", [SameOperandsAndResultElementType]>;
 
@@ -121,7 +123,7 @@ def Frenzy_GreaterOp : Frenzy_CompareOp<"greater">;
 def Frenzy_GreaterEqualOp : Frenzy_CompareOp<"greater_equal">;
 
 def Frenzy_WhereOp : Frenzy_Op<"where",
-    [ResultsBroadcastableShape, Frenzy_CostOpInterface]> {
+    [ResultsBroadcastableShape, Frenzy_CostOpInterface, Grad]> {
   let summary = "select x where cond is true, else y (broadcasting)";
   let arguments = (ins TensorOf<[I1]>:$cond, AnyRankedTensor:$x,
                    AnyRankedTensor:$y);
@@ -131,7 +133,7 @@ def Frenzy_WhereOp : Frenzy_Op<"where",
 }
 
 def Frenzy_CastOp : Frenzy_Op<"cast", [SameOperandsAndResultShape,
-                                       Frenzy_CostOpInterface]> {
+                                       Frenzy_CostOpInterface, Grad]> {
   let summary = "element type conversion";
   let arguments = (ins AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$result);
@@ -140,17 +142,24 @@ def Frenzy_CastOp : Frenzy_Op<"cast", [SameOperandsAndResultShape,
 }
 
 def Frenzy_DropoutOp : Frenzy_Op<"dropout",
-    [SameOperandsAndResultType, Frenzy_CostOpInterface]> {
+    [SameOperandsAndResultType, Frenzy_CostOpInterface, Grad]> {
   let summary = "dropout; a no-op unless training";
+  let description = [{
+    `seed` names the random stream: the runtime draws element i's keep
+    decision from (seed, step, i), so the backward pass (the same op on the
+    gradient, with the same seed) regenerates the mask instead of storing it.
+    The autodiff pass gives every training dropout a distinct seed.
+  }];
   let arguments = (ins AnyRankedTensor:$input, F64Attr:$ratio,
-                   BoolAttr:$training);
+                   BoolAttr:$training,
+                   DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
 def Frenzy_TriluOp : Frenzy_Op<"trilu",
-    [SameOperandsAndResultType, Frenzy_CostOpInterface]> {
+    [SameOperandsAndResultType, Frenzy_CostOpInterface, Grad]> {
   let summary = "keep the upper or lower triangle of the last two dims";
   let arguments = (ins AnyRankedTensor:$input, BoolAttr:$upper, I64Attr:$k);
   let results = (outs AnyRankedTensor:$result);
@@ -162,7 +171,7 @@ def Frenzy_TriluOp : Frenzy_Op<"trilu",
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def Frenzy_MatMulOp : Frenzy_Op<"matmul", [FlopsOverride]> {
+def Frenzy_MatMulOp : Frenzy_Op<"matmul", [FlopsOverride, Grad]> {
   let summary = "numpy matmul: batched, broadcasting leading dims";
   let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
   let results = (outs AnyRankedTensor:$result);
@@ -171,7 +180,7 @@ def Frenzy_MatMulOp : Frenzy_Op<"matmul", [FlopsOverride]> {
   let hasVerifier = 1;
 }
 
-def Frenzy_GemmOp : Frenzy_Op<"gemm", [FlopsOverride]> {
+def Frenzy_GemmOp : Frenzy_Op<"gemm", [FlopsOverride, Grad]> {
   let summary = "alpha * op(a) * op(b) + beta * c on 2-d tensors";
   let arguments = (ins AnyRankedTensor:$a, AnyRankedTensor:$b,
                    Optional<AnyRankedTensor>:$c, BoolAttr:$transA,
@@ -186,7 +195,7 @@ def Frenzy_GemmOp : Frenzy_Op<"gemm", [FlopsOverride]> {
 // Normalisation, softmax, loss, attention
 //===----------------------------------------------------------------------===//
 
-def Frenzy_LayerNormOp : Frenzy_Op<"layer_norm", [FlopsOverride]> {
+def Frenzy_LayerNormOp : Frenzy_Op<"layer_norm", [FlopsOverride, Grad]> {
   let summary = "layer normalisation over dims [axis, rank)";
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$scale,
                    Optional<AnyRankedTensor>:$bias, I64Attr:$axis,
@@ -197,7 +206,7 @@ def Frenzy_LayerNormOp : Frenzy_Op<"layer_norm", [FlopsOverride]> {
   let hasVerifier = 1;
 }
 
-def Frenzy_RMSNormOp : Frenzy_Op<"rms_norm", [FlopsOverride]> {
+def Frenzy_RMSNormOp : Frenzy_Op<"rms_norm", [FlopsOverride, Grad]> {
   let summary = "x * rsqrt(mean(x^2 over dims [axis, rank)) + eps) * scale";
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$scale,
                    I64Attr:$axis, F64Attr:$epsilon);
@@ -208,7 +217,7 @@ def Frenzy_RMSNormOp : Frenzy_Op<"rms_norm", [FlopsOverride]> {
 }
 
 class Frenzy_SoftmaxBase<string mnemonic>
-    : Frenzy_Op<mnemonic, [SameOperandsAndResultType, FlopsOverride]> {
+    : Frenzy_Op<mnemonic, [SameOperandsAndResultType, FlopsOverride, Grad]> {
   let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
@@ -218,14 +227,14 @@ def Frenzy_SoftmaxOp : Frenzy_SoftmaxBase<"softmax">;
 def Frenzy_LogSoftmaxOp : Frenzy_SoftmaxBase<"log_softmax">;
 
 def Frenzy_SwiGLUOp : Frenzy_Op<"swiglu",
-    [SameOperandsAndResultType, FlopsOverride]> {
+    [SameOperandsAndResultType, FlopsOverride, Grad]> {
   let summary = "silu(gate) * up (fused)";
   let arguments = (ins AnyRankedTensor:$gate, AnyRankedTensor:$up);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$gate `,` $up attr-dict `:` type($result)";
 }
 
-def Frenzy_AttentionOp : Frenzy_Op<"attention", [FlopsOverride]> {
+def Frenzy_AttentionOp : Frenzy_Op<"attention", [FlopsOverride, Grad]> {
   let summary = "softmax(q k^T * scale + mask) v (fused)";
   let description = [{
     q: [..., Tq, D], k: [..., Tk, D], v: [..., Tk, Dv] -> [..., Tq, Dv].
@@ -237,7 +246,8 @@ def Frenzy_AttentionOp : Frenzy_Op<"attention", [FlopsOverride]> {
   let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
                    AnyRankedTensor:$v, Optional<AnyRankedTensor>:$mask,
                    F64Attr:$scale, UnitAttr:$causal,
-                   DefaultValuedAttr<F64Attr, "0.0">:$dropout);
+                   DefaultValuedAttr<F64Attr, "0.0">:$dropout,
+                   DefaultValuedAttr<I64Attr, "0">:$seed);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$q `,` $k `,` $v (`,` $mask^)? attr-dict `:` "
                        "functional-type(operands, results)";
@@ -245,7 +255,7 @@ def Frenzy_AttentionOp : Frenzy_Op<"attention", [FlopsOverride]> {
 }
 
 def Frenzy_SoftmaxCrossEntropyLossOp
-    : Frenzy_Op<"softmax_cross_entropy_loss", [FlopsOverride]> {
+    : Frenzy_Op<"softmax_cross_entropy_loss", [FlopsOverride, Grad]> {
   let summary = "mean/sum/none cross-entropy of logits [N, C, ...] and labels";
   let arguments = (ins AnyRankedTensor:$logits, AnyRankedTensor:$labels,
                    Optional<AnyRankedTensor>:$weights,
@@ -261,16 +271,17 @@ def Frenzy_SoftmaxCrossEntropyLossOp
 // Reductions
 //===----------------------------------------------------------------------===//
 
-class Frenzy_ReduceOp<string mnemonic>
-    : Frenzy_Op<mnemonic, [SameOperandsAndResultElementType, FlopsOverride]> {
+class Frenzy_ReduceOp<string mnemonic, list<Trait> traits = []>
+    : Frenzy_Op<mnemonic, !listconcat(traits,
+                  [SameOperandsAndResultElementType, FlopsOverride])> {
   let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$axes,
                    BoolAttr:$keepdims);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
-def Frenzy_ReduceSumOp : Frenzy_ReduceOp<"reduce_sum">;
-def Frenzy_ReduceMeanOp : Frenzy_ReduceOp<"reduce_mean">;
+def Frenzy_ReduceSumOp : Frenzy_ReduceOp<"reduce_sum", [Grad]>;
+def Frenzy_ReduceMeanOp : Frenzy_ReduceOp<"reduce_mean", [Grad]>;
 def Frenzy_ReduceMaxOp : Frenzy_ReduceOp<"reduce_max">;
 def Frenzy_ReduceMinOp : Frenzy_ReduceOp<"reduce_min">;
 
@@ -280,7 +291,7 @@ def Frenzy_ReduceMinOp : Frenzy_ReduceOp<"reduce_min">;
 
 class Frenzy_MoveOp<string mnemonic, list<Trait> traits = []>
     : Frenzy_Op<mnemonic, !listconcat(traits,
-                  [SameOperandsAndResultElementType, FlopsOverride])>;
+                  [SameOperandsAndResultElementType, FlopsOverride, Grad])>;
 
 def Frenzy_TransposeOp : Frenzy_MoveOp<"transpose"> {
   let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$perm);
@@ -342,7 +353,8 @@ def Frenzy_SplitOp : Frenzy_MoveOp<"split"> {
 }
 
 def Frenzy_GatherOp : Frenzy_Op<"gather",
-    [DeclareOpInterfaceMethods<Frenzy_CostOpInterface, ["getFlops", "getBytesRead"]>]> {
+    [DeclareOpInterfaceMethods<Frenzy_CostOpInterface, ["getFlops", "getBytesRead"]>,
+     Grad]> {
   let summary = "take slices of data along axis at integer indices";
   let arguments = (ins AnyRankedTensor:$data, AnyRankedTensor:$indices,
                    I64Attr:$axis);
@@ -351,5 +363,7 @@ def Frenzy_GatherOp : Frenzy_Op<"gather",
                        "functional-type(operands, results)";
   let hasVerifier = 1;
 }
+
+include "frenzy/Dialect/Frenzy/IR/FrenzyTrainOps.td"
 
 #endif // FRENZY_OPS_TD

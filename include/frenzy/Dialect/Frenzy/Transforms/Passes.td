@@ -32,4 +32,71 @@ def FrenzyAnnotateBlocks : Pass<"frenzy-annotate-blocks", "mlir::ModuleOp"> {
   let dependentDialects = ["::frenzy::FrenzyDialect"];
 }
 
+def FrenzyAutodiff : Pass<"frenzy-autodiff", "mlir::ModuleOp"> {
+  let summary = "Build the training graph: the gradient of the loss with "
+                "respect to every trainable parameter";
+  let description = [{
+    Turns @forward into @train_step. The loss is the model's scalar float
+    output (SoftmaxCrossEntropyLoss in the ONNX graph); with
+    `loss=cross-entropy` a logits-only model gets a mean cross-entropy over
+    its logits output and a `targets` input (added when the model has none).
+    Backward ops come from each op's GradientOpInterface rule and are tagged
+    `frenzy.backward` with the forward op's block. Every gradient becomes a
+    function result named `grad.<param>` carrying `frenzy.grad_of`; tied
+    parameters accumulate their uses. Training dropouts get distinct seeds.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", "\"auto\"",
+           "auto (the model's scalar output) or cross-entropy (add one)">,
+  ];
+  let dependentDialects = ["::frenzy::FrenzyDialect"];
+}
+
+def FrenzyOptimizer : Pass<"frenzy-optimizer", "mlir::ModuleOp"> {
+  let summary = "Consume the gradients with optimizer update ops";
+  let description = [{
+    After frenzy-autodiff: inserts one clip_grad_norm over all gradients and
+    an adamw_update or sgd_update per parameter, removes the gradients from
+    the results (adds `grad_norm`), and records the shared
+    hyper-parameters and the learning-rate schedule (linear warmup, then
+    cosine decay to min-lr at total-steps) in the module's
+    `frenzy.optimizer` dictionary. Weight decay applies to parameters of
+    rank >= 2 only (matrices and embeddings, not gains and biases).
+  }];
+  let options = [
+    Option<"kind", "optimizer", "std::string", "\"adamw\"", "adamw or sgd">,
+    Option<"lr", "lr", "double", "3e-4", "peak learning rate">,
+    Option<"beta1", "beta1", "double", "0.9", "AdamW beta1">,
+    Option<"beta2", "beta2", "double", "0.999", "AdamW beta2">,
+    Option<"eps", "eps", "double", "1e-8", "AdamW epsilon">,
+    Option<"weightDecay", "weight-decay", "double", "0.0",
+           "decoupled weight decay (AdamW) or L2 (SGD)">,
+    Option<"momentum", "momentum", "double", "0.9", "SGD momentum">,
+    Option<"warmupSteps", "warmup-steps", "int64_t", "0",
+           "steps of linear warmup from 0 to lr">,
+    Option<"totalSteps", "total-steps", "int64_t", "0",
+           "step at which cosine decay reaches min-lr (0: constant lr)">,
+    Option<"minLr", "min-lr", "double", "0.0", "final learning rate">,
+    Option<"clipNorm", "clip-norm", "double", "0.0",
+           "clip the global gradient norm to this value (0: no clipping)">,
+  ];
+  let dependentDialects = ["::frenzy::FrenzyDialect"];
+}
+
+def FrenzyPrecision : Pass<"frenzy-precision", "mlir::ModuleOp"> {
+  let summary = "Set the module's precision policy";
+  let description = [{
+    Records `frenzy.precision` (fp32, bf16-mixed or fp16-mixed) and, for
+    fp16, the initial loss scale. See include/frenzy/Analysis/Precision.h
+    for the element type and bytes each policy gives every tensor class.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", "\"fp32\"",
+           "fp32, bf16-mixed or fp16-mixed">,
+    Option<"lossScale", "loss-scale", "double", "65536.0",
+           "initial dynamic loss scale for fp16-mixed">,
+  ];
+  let dependentDialects = ["::frenzy::FrenzyDialect"];
+}
+
 #endif // FRENZY_TRANSFORMS_PASSES_TD

@@ -1,0 +1,31 @@
+//===- PlanWriter.h - lower a training module to plan.bin -------*- C++ -*-===//
+#ifndef FRENZY_PLAN_PLANWRITER_H
+#define FRENZY_PLAN_PLANWRITER_H
+
+#include "frenzy/Cluster/ClusterSpec.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace frenzy::plan {
+class Plan;
+class Program;
+} // namespace frenzy::plan
+
+namespace frenzy {
+
+/// Flattens the module's step function (@train_step, else @forward) into a
+/// Program: one tensor per SSA value, one instruction per op. Fails with a
+/// diagnostic on an attribute or type the runtime cannot represent.
+mlir::LogicalResult lowerProgram(mlir::ModuleOp module, plan::Program &out);
+
+/// Builds the whole single-device plan: model identity, precision,
+/// optimizer, devices and program.
+mlir::LogicalResult buildPlan(mlir::ModuleOp module, llvm::StringRef modelPath,
+                              llvm::StringRef clusterPath,
+                              const ClusterSpec &cluster, plan::Plan &out);
+
+/// Writes a plan atomically (temporary file, then rename).
+llvm::Error writePlanFile(const plan::Plan &plan, llvm::StringRef path);
+
+} // namespace frenzy
+
+#endif

@@ -1,0 +1,267 @@
+//===- Elementwise.cpp - broadcasting elementwise kernels -----------------===//
+//
+// Same-shape operands take a flat loop (the common case in a transformer:
+// residual adds, activations); anything else walks the output with
+// broadcast strides (Broadcast.h).
+//
+//===----------------------------------------------------------------------===//
+#include "Broadcast.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace frenzy::cpu {
+
+int64_t numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+namespace detail {
+std::vector<int64_t> broadcastStrides(const Shape &in, const Shape &out) {
+  std::vector<int64_t> s(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = 0; i < in.size(); ++i) {
+    size_t d = in.size() - 1 - i, o = out.size() - 1 - i;
+    s[o] = in[d] == 1 ? 0 : stride;
+    stride *= in[d];
+  }
+  return s;
+}
+
+std::vector<int64_t> contiguousStrides(const Shape &shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    s[d - 1] = s[d] * shape[d];
+  return s;
+}
+} // namespace detail
+
+namespace {
+
+constexpr float kSqrt2OverPi = 0.7978845608028654f;
+constexpr float kInvSqrt2 = 0.7071067811865476f;
+constexpr float kInvSqrt2Pi = 0.3989422804014327f;
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+float applyUnary(UnaryKind k, float x) {
+  switch (k) {
+  case UnaryKind::Neg: return -x;
+  case UnaryKind::Abs: return std::fabs(x);
+  case UnaryKind::Exp: return std::exp(x);
+  case UnaryKind::Log: return std::log(x);
+  case UnaryKind::Sqrt: return std::sqrt(x);
+  case UnaryKind::Reciprocal: return 1.0f / x;
+  case UnaryKind::Tanh: return std::tanh(x);
+  case UnaryKind::Erf: return std::erf(x);
+  case UnaryKind::Sigmoid: return sigmoid(x);
+  case UnaryKind::Relu: return x > 0 ? x : 0.0f;
+  case UnaryKind::Sin: return std::sin(x);
+  case UnaryKind::Cos: return std::cos(x);
+  case UnaryKind::Silu: return x * sigmoid(x);
+  case UnaryKind::GeluTanh:
+    return 0.5f * x *
+           (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+  case UnaryKind::GeluErf: return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
+  }
+  return x;
+}
+
+float unaryDerivative(UnaryKind k, float x) {
+  switch (k) {
+  case UnaryKind::Silu: {
+    float s = sigmoid(x);
+    return s * (1.0f + x * (1.0f - s));
+  }
+  case UnaryKind::GeluTanh: {
+    float u = kSqrt2OverPi * (x + 0.044715f * x * x * x);
+    float t = std::tanh(u);
+    float du = kSqrt2OverPi * (1.0f + 3.0f * 0.044715f * x * x);
+    return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
+  }
+  case UnaryKind::GeluErf:
+    return 0.5f * (1.0f + std::erf(x * kInvSqrt2)) +
+           x * kInvSqrt2Pi * std::exp(-0.5f * x * x);
+  default:
+    return 0.0f;
+  }
+}
+
+template <typename T> T applyBinary(BinaryKind k, T a, T b) {
+  switch (k) {
+  case BinaryKind::Add: return a + b;
+  case BinaryKind::Sub: return a - b;
+  case BinaryKind::Mul: return a * b;
+  case BinaryKind::Div: return a / b;
+  case BinaryKind::Pow: return T(std::pow(double(a), double(b)));
+  case BinaryKind::Max: return std::max(a, b);
+  case BinaryKind::Min: return std::min(a, b);
+  }
+  return a;
+}
+
+template <> float applyBinary<float>(BinaryKind k, float a, float b) {
+  switch (k) {
+  case BinaryKind::Add: return a + b;
+  case BinaryKind::Sub: return a - b;
+  case BinaryKind::Mul: return a * b;
+  case BinaryKind::Div: return a / b;
+  case BinaryKind::Pow: return std::pow(a, b);
+  case BinaryKind::Max: return std::max(a, b);
+  case BinaryKind::Min: return std::min(a, b);
+  }
+  return a;
+}
+
+template <typename T> bool applyCompare(CompareKind k, T a, T b) {
+  switch (k) {
+  case CompareKind::Equal: return a == b;
+  case CompareKind::Less: return a < b;
+  case CompareKind::LessEqual: return a <= b;
+  case CompareKind::Greater: return a > b;
+  case CompareKind::GreaterEqual: return a >= b;
+  }
+  return false;
+}
+
+/// out[i] = f(a[ia], b[ib]) over the broadcast of two operands.
+template <typename O, typename A, typename F>
+void broadcast2(O *out, const Shape &outShape, const A *a, const Shape &aShape,
+                const A *b, const Shape &bShape, F &&f) {
+  if (aShape == outShape && bShape == outShape) {
+    for (int64_t i = 0, n = numElements(outShape); i < n; ++i)
+      out[i] = f(a[i], b[i]);
+    return;
+  }
+  std::vector<int64_t> strides[2] = {
+      detail::broadcastStrides(aShape, outShape),
+      detail::broadcastStrides(bShape, outShape)};
+  detail::forEachBroadcast(outShape, strides, [&](int64_t i, const int64_t *o) {
+    out[i] = f(a[o[0]], b[o[1]]);
+  });
+}
+
+} // namespace
+
+void unaryF32(UnaryKind kind, float *out, const float *in, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = applyUnary(kind, in[i]);
+}
+
+void unaryGradF32(UnaryKind kind, float *din, const float *dout,
+                  const float *x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    din[i] = dout[i] * unaryDerivative(kind, x[i]);
+}
+
+void binaryF32(BinaryKind kind, float *out, const Shape &outShape,
+               const float *a, const Shape &aShape, const float *b,
+               const Shape &bShape) {
+  broadcast2(out, outShape, a, aShape, b, bShape,
+             [kind](float x, float y) { return applyBinary(kind, x, y); });
+}
+
+void binaryI64(BinaryKind kind, int64_t *out, const Shape &outShape,
+               const int64_t *a, const Shape &aShape, const int64_t *b,
+               const Shape &bShape) {
+  broadcast2(out, outShape, a, aShape, b, bShape, [kind](int64_t x, int64_t y) {
+    return applyBinary(kind, x, y);
+  });
+}
+
+void compareF32(CompareKind kind, uint8_t *out, const Shape &outShape,
+                const float *a, const Shape &aShape, const float *b,
+                const Shape &bShape) {
+  broadcast2(out, outShape, a, aShape, b, bShape, [kind](float x, float y) {
+    return uint8_t(applyCompare(kind, x, y));
+  });
+}
+
+void compareI64(CompareKind kind, uint8_t *out, const Shape &outShape,
+                const int64_t *a, const Shape &aShape, const int64_t *b,
+                const Shape &bShape) {
+  broadcast2(out, outShape, a, aShape, b, bShape, [kind](int64_t x, int64_t y) {
+    return uint8_t(applyCompare(kind, x, y));
+  });
+}
+
+void logicU8(LogicKind kind, uint8_t *out, const Shape &outShape,
+             const uint8_t *a, const Shape &aShape, const uint8_t *b,
+             const Shape &bShape) {
+  broadcast2(out, outShape, a, aShape, b, bShape, [kind](uint8_t x, uint8_t y) {
+    return uint8_t(kind == LogicKind::And ? (x && y) : (x || y));
+  });
+}
+
+void notU8(uint8_t *out, const uint8_t *in, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = !in[i];
+}
+
+void where(void *out, const Shape &outShape, const uint8_t *cond,
+           const Shape &condShape, const void *a, const Shape &aShape,
+           const void *b, const Shape &bShape, int elemBytes) {
+  std::vector<int64_t> strides[3] = {
+      detail::broadcastStrides(condShape, outShape),
+      detail::broadcastStrides(aShape, outShape),
+      detail::broadcastStrides(bShape, outShape)};
+  auto *o = static_cast<char *>(out);
+  auto *pa = static_cast<const char *>(a), *pb = static_cast<const char *>(b);
+  detail::forEachBroadcast(outShape, strides, [&](int64_t i, const int64_t *f) {
+    const char *src = cond[f[0]] ? pa + f[1] * elemBytes : pb + f[2] * elemBytes;
+    std::memcpy(o + i * elemBytes, src, elemBytes);
+  });
+}
+
+namespace {
+double loadAs(const void *p, DType t, int64_t i) {
+  switch (t) {
+  case DType::F32: return static_cast<const float *>(p)[i];
+  case DType::I64: return double(static_cast<const int64_t *>(p)[i]);
+  case DType::I32: return static_cast<const int32_t *>(p)[i];
+  case DType::Bool: return static_cast<const uint8_t *>(p)[i];
+  }
+  return 0;
+}
+} // namespace
+
+void cast(void *out, DType outType, const void *in, DType inType, int64_t n) {
+  if (outType == inType) {
+    static const int bytes[] = {4, 8, 4, 1};
+    std::memcpy(out, in, n * bytes[int(outType)]);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    // int64 -> int64 paths never reach here; through double is exact for
+    // the magnitudes models use (ids, positions, shapes).
+    double v = loadAs(in, inType, i);
+    switch (outType) {
+    case DType::F32: static_cast<float *>(out)[i] = float(v); break;
+    case DType::I64: static_cast<int64_t *>(out)[i] = int64_t(v); break;
+    case DType::I32: static_cast<int32_t *>(out)[i] = int32_t(v); break;
+    case DType::Bool: static_cast<uint8_t *>(out)[i] = v != 0; break;
+    }
+  }
+}
+
+void trilu(void *out, const void *in, int64_t batch, int64_t rows,
+           int64_t cols, bool upper, int64_t k, int elemBytes) {
+  auto *o = static_cast<char *>(out);
+  auto *s = static_cast<const char *>(in);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        int64_t e = ((b * rows) + i) * cols + j;
+        bool keep = upper ? j - i >= k : j - i <= k;
+        if (keep)
+          std::memcpy(o + e * elemBytes, s + e * elemBytes, elemBytes);
+        else
+          std::memset(o + e * elemBytes, 0, elemBytes);
+      }
+}
+
+} // namespace frenzy::cpu

@@ -1,0 +1,194 @@
+//===- ElementwiseKernels.cpp - elementwise, reduction and mask kernels ---===//
+//
+// Thin adapters from plan instructions to the shape-generic kernels in
+// runtime/cpu/TensorOps.h: they pick the typed variant and pass shapes.
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+#include "TensorOps.h"
+
+namespace frenzy::rt {
+namespace {
+
+using cpu::Shape;
+
+template <cpu::UnaryKind K> void unary(KernelArgs &a) {
+  cpu::unaryF32(K, a.out[0]->f32(), a.in[0]->f32(), a.in[0]->numel());
+}
+
+void gelu(KernelArgs &a) {
+  auto k = a.s("approximate") == "tanh" ? cpu::UnaryKind::GeluTanh
+                                        : cpu::UnaryKind::GeluErf;
+  cpu::unaryF32(k, a.out[0]->f32(), a.in[0]->f32(), a.in[0]->numel());
+}
+
+void activationGrad(KernelArgs &a) {
+  std::string kind = a.s("kind");
+  cpu::UnaryKind k = kind == "silu"        ? cpu::UnaryKind::Silu
+                     : kind == "gelu_tanh" ? cpu::UnaryKind::GeluTanh
+                                           : cpu::UnaryKind::GeluErf;
+  cpu::unaryGradF32(k, a.out[0]->f32(), a.in[0]->f32(), a.in[1]->f32(),
+                    a.in[0]->numel());
+}
+
+cpu::DType cpuType(const KernelArgs &a, plan::DType t) {
+  switch (t) {
+  case plan::F32:
+    return cpu::DType::F32;
+  case plan::I64:
+    return cpu::DType::I64;
+  case plan::I32:
+    return cpu::DType::I32;
+  case plan::BOOL:
+    return cpu::DType::Bool;
+  default:
+    a.fail(std::string("the CPU backend has no ") + dtypeName(t) + " kernels");
+  }
+}
+
+/// The tensor's data as `type`: itself, or converted into `tmp`. Mixed-type
+/// ops (pow with an integer exponent) and int32 arithmetic run through this.
+template <typename T>
+const T *as(const KernelArgs &a, const Tensor &t, plan::DType type,
+            std::vector<uint64_t> &tmp) {
+  if (t.dtype == type)
+    return static_cast<const T *>(t.data());
+  tmp.assign(t.numel(), 0);
+  cpu::cast(tmp.data(), cpuType(a, type), t.data(), cpuType(a, t.dtype),
+            t.numel());
+  return reinterpret_cast<const T *>(tmp.data());
+}
+
+template <cpu::BinaryKind K> void binary(KernelArgs &a) {
+  Tensor &o = *a.out[0], &l = *a.in[0], &r = *a.in[1];
+  std::vector<uint64_t> tl, tr, to;
+  if (o.dtype == plan::F32) {
+    cpu::binaryF32(K, o.f32(), o.shape, as<float>(a, l, plan::F32, tl), l.shape,
+                   as<float>(a, r, plan::F32, tr), r.shape);
+  } else if (o.dtype == plan::I64 || o.dtype == plan::I32) {
+    int64_t *out = o.dtype == plan::I64
+                       ? o.i64()
+                       : (to.assign(o.numel(), 0),
+                          reinterpret_cast<int64_t *>(to.data()));
+    cpu::binaryI64(K, out, o.shape, as<int64_t>(a, l, plan::I64, tl), l.shape,
+                   as<int64_t>(a, r, plan::I64, tr), r.shape);
+    if (o.dtype == plan::I32)
+      cpu::cast(o.data(), cpu::DType::I32, out, cpu::DType::I64, o.numel());
+  } else {
+    a.fail(std::string("the CPU backend has no ") + dtypeName(o.dtype) +
+           " kernels");
+  }
+}
+
+template <cpu::CompareKind K> void compare(KernelArgs &a) {
+  Tensor &o = *a.out[0], &l = *a.in[0], &r = *a.in[1];
+  std::vector<uint64_t> tl, tr;
+  if (l.dtype == plan::F32)
+    cpu::compareF32(K, o.u8(), o.shape, l.f32(), l.shape, r.f32(), r.shape);
+  else if (l.dtype == plan::I64 || l.dtype == plan::I32 ||
+           l.dtype == plan::BOOL)
+    cpu::compareI64(K, o.u8(), o.shape, as<int64_t>(a, l, plan::I64, tl),
+                    l.shape, as<int64_t>(a, r, plan::I64, tr), r.shape);
+  else
+    a.fail(std::string("the CPU backend has no ") + dtypeName(l.dtype) +
+           " kernels");
+}
+
+template <cpu::LogicKind K> void logic(KernelArgs &a) {
+  Tensor &o = *a.out[0], &l = *a.in[0], &r = *a.in[1];
+  cpu::logicU8(K, o.u8(), o.shape, l.u8(), l.shape, r.u8(), r.shape);
+}
+
+void logicalNot(KernelArgs &a) {
+  cpu::notU8(a.out[0]->u8(), a.in[0]->u8(), a.in[0]->numel());
+}
+
+void where(KernelArgs &a) {
+  Tensor &o = *a.out[0];
+  cpu::where(o.data(), o.shape, a.in[0]->u8(), a.in[0]->shape, a.in[1]->data(),
+             a.in[1]->shape, a.in[2]->data(), a.in[2]->shape,
+             elementBytes(o.dtype));
+}
+
+void cast(KernelArgs &a) {
+  cpu::cast(a.out[0]->data(), cpuType(a, a.out[0]->dtype), a.in[0]->data(),
+            cpuType(a, a.in[0]->dtype), a.in[0]->numel());
+}
+
+void dropout(KernelArgs &a) {
+  float ratio = float(a.f("ratio"));
+  if (!a.i("training", 0))
+    ratio = 0.0f;
+  cpu::dropoutF32(a.out[0]->f32(), a.in[0]->f32(), a.in[0]->numel(), ratio,
+                  a.ctx.streamSeed(a.i("seed", 0)));
+}
+
+void trilu(KernelArgs &a) {
+  const Tensor &x = *a.in[0];
+  int64_t r = x.shape.size();
+  int64_t rows = x.shape[r - 2], cols = x.shape[r - 1];
+  if (rows * cols == 0)
+    return;
+  cpu::trilu(a.out[0]->data(), x.data(), x.numel() / (rows * cols), rows, cols,
+             a.i("upper"), a.i("k"), elementBytes(x.dtype));
+}
+
+template <cpu::ReduceKind K> void reduce(KernelArgs &a) {
+  cpu::reduceF32(K, a.out[0]->f32(), a.in[0]->f32(), a.in[0]->shape,
+                 a.ints("axes"));
+}
+
+void unbroadcast(KernelArgs &a) {
+  cpu::sumToShapeF32(a.out[0]->f32(), a.out[0]->shape, a.in[0]->f32(),
+                     a.in[0]->shape);
+}
+
+} // namespace
+
+void registerElementwiseKernels(KernelTable &t) {
+  using U = cpu::UnaryKind;
+  t["neg"] = unary<U::Neg>;
+  t["abs"] = unary<U::Abs>;
+  t["exp"] = unary<U::Exp>;
+  t["log"] = unary<U::Log>;
+  t["sqrt"] = unary<U::Sqrt>;
+  t["reciprocal"] = unary<U::Reciprocal>;
+  t["tanh"] = unary<U::Tanh>;
+  t["erf"] = unary<U::Erf>;
+  t["sigmoid"] = unary<U::Sigmoid>;
+  t["relu"] = unary<U::Relu>;
+  t["sin"] = unary<U::Sin>;
+  t["cos"] = unary<U::Cos>;
+  t["silu"] = unary<U::Silu>;
+  t["gelu"] = gelu;
+  t["activation_grad"] = activationGrad;
+  using B = cpu::BinaryKind;
+  t["add"] = binary<B::Add>;
+  t["sub"] = binary<B::Sub>;
+  t["mul"] = binary<B::Mul>;
+  t["div"] = binary<B::Div>;
+  t["pow"] = binary<B::Pow>;
+  t["max"] = binary<B::Max>;
+  t["min"] = binary<B::Min>;
+  using C = cpu::CompareKind;
+  t["equal"] = compare<C::Equal>;
+  t["less"] = compare<C::Less>;
+  t["less_equal"] = compare<C::LessEqual>;
+  t["greater"] = compare<C::Greater>;
+  t["greater_equal"] = compare<C::GreaterEqual>;
+  t["and"] = logic<cpu::LogicKind::And>;
+  t["or"] = logic<cpu::LogicKind::Or>;
+  t["not"] = logicalNot;
+  t["where"] = where;
+  t["cast"] = cast;
+  t["dropout"] = dropout;
+  t["trilu"] = trilu;
+  using R = cpu::ReduceKind;
+  t["reduce_sum"] = reduce<R::Sum>;
+  t["reduce_mean"] = reduce<R::Mean>;
+  t["reduce_max"] = reduce<R::Max>;
+  t["reduce_min"] = reduce<R::Min>;
+  t["unbroadcast"] = unbroadcast;
+}
+
+} // namespace frenzy::rt

@@ -1,0 +1,168 @@
+//===- Executor.cpp - run one rank's program step by step -----------------===//
+#include "Executor.h"
+
+#include "OnnxWeights.h"
+#include "plan/PlanVersion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace frenzy::rt {
+
+Executor::Executor(const plan::Plan &p) : plan(p) {
+  if (plan.version() != plan::kPlanVersion)
+    throw RuntimeError("plan format version " + std::to_string(plan.version()) +
+                       " is not the runtime's (" +
+                       std::to_string(plan::kPlanVersion) +
+                       "); re-run frenzy-opt to rebuild the plan");
+  const plan::Program &prog = plan.program();
+  int32_t n = prog.tensors_size();
+  tensors.resize(n);
+  for (int32_t i = 0; i < n; ++i) {
+    const plan::Tensor &pt = prog.tensors(i);
+    Tensor &t = tensors[i];
+    t.dtype = pt.dtype();
+    t.shape.assign(pt.shape().begin(), pt.shape().end());
+    t.name = pt.name();
+    for (int64_t d : t.shape)
+      if (d < 0)
+        throw RuntimeError("plan: tensor " + std::to_string(i) +
+                           " has a negative dim");
+    t.allocate();
+    if (pt.kind() == plan::CONSTANT) {
+      int64_t eb = elementBytes(t.dtype);
+      const std::string &data = pt.data();
+      if (pt.splat() ? int64_t(data.size()) != eb
+                     : int64_t(data.size()) != t.bytes())
+        throw RuntimeError("plan: constant tensor " + std::to_string(i) +
+                           " has " + std::to_string(data.size()) +
+                           " bytes of data for " + t.describe());
+      if (pt.splat())
+        for (int64_t e = 0; e < t.numel(); ++e)
+          std::memcpy(t.u8() + e * eb, data.data(), eb);
+      else
+        std::memcpy(t.data(), data.data(), data.size());
+    }
+  }
+  const KernelTable &table = kernelTable();
+  for (const plan::Instr &in : prog.instrs()) {
+    auto it = table.find(in.op());
+    if (it == table.end())
+      throw RuntimeError("plan needs kernel '" + in.op() +
+                         "' (node '" + in.node() +
+                         "'), which this runtime does not have");
+    kernels.push_back(it->second);
+    for (int32_t id : in.inputs())
+      if (id < 0 || id >= n)
+        throw RuntimeError("plan: instruction '" + in.op() +
+                           "' reads tensor " + std::to_string(id) +
+                           " of " + std::to_string(n));
+    for (int32_t id : in.outputs())
+      if (id < 0 || id >= n)
+        throw RuntimeError("plan: instruction '" + in.op() +
+                           "' writes tensor " + std::to_string(id) +
+                           " of " + std::to_string(n));
+  }
+  for (const plan::Io &io : prog.outputs())
+    if (io.name() == "loss")
+      lossTensor = io.tensor();
+  ctx.optimizer = &plan.optimizer();
+  ctx.state = &state;
+}
+
+void Executor::loadWeights() {
+  uint64_t hash = 0;
+  if (!plan::hashFile(plan.model_path(), hash))
+    throw RuntimeError(plan.model_path() +
+                       ": cannot read the model this plan was made for");
+  if (hash != plan.model_hash())
+    throw RuntimeError(plan.model_path() +
+                       ": the model file changed since the plan was made "
+                       "(hash mismatch); re-run frenzy-opt");
+  OnnxWeights weights(plan.model_path());
+  for (const plan::ParamSource &p : plan.program().params())
+    weights.load(p, tensors[p.tensor()]);
+}
+
+Tensor *Executor::input(const std::string &name) {
+  for (const plan::Io &io : plan.program().inputs())
+    if (io.name() == name)
+      return &tensors[io.tensor()];
+  return nullptr;
+}
+
+Tensor *Executor::parameter(const std::string &name) {
+  for (const plan::ParamSource &p : plan.program().params())
+    if (p.name() == name)
+      return &tensors[p.tensor()];
+  return nullptr;
+}
+
+const Tensor *Executor::output(const std::string &name) const {
+  for (const plan::Io &io : plan.program().outputs())
+    if (io.name() == name)
+      return &tensors[io.tensor()];
+  return nullptr;
+}
+
+double Executor::learningRate(int64_t step) const {
+  const plan::Optimizer &o = plan.optimizer();
+  double lr = o.lr();
+  if (o.warmup_steps() > 0 && step <= o.warmup_steps())
+    return lr * double(step) / double(o.warmup_steps());
+  if (o.total_steps() <= o.warmup_steps())
+    return lr;
+  double progress = double(step - o.warmup_steps()) /
+                    double(o.total_steps() - o.warmup_steps());
+  progress = std::min(1.0, std::max(0.0, progress));
+  return o.min_lr() + 0.5 * (lr - o.min_lr()) * (1.0 + std::cos(M_PI * progress));
+}
+
+void Executor::runStep(int64_t step, uint64_t seed) {
+  ctx.step = step;
+  ctx.runSeed = seed;
+  ctx.lr = learningRate(step);
+  const plan::Program &prog = plan.program();
+  for (int i = 0, e = prog.instrs_size(); i < e; ++i) {
+    const plan::Instr &in = prog.instrs(i);
+    KernelArgs args{in, {}, {}, ctx};
+    for (int32_t id : in.inputs())
+      args.in.push_back(&tensors[id]);
+    bool producesLoss = false;
+    for (int32_t id : in.outputs()) {
+      args.out.push_back(&tensors[id]);
+      producesLoss |= id == lossTensor;
+    }
+    // Empty results (a zero-size dim) need no work, and some kernels would
+    // divide by their size.
+    if (!std::all_of(args.out.begin(), args.out.end(),
+                     [](Tensor *t) { return t->numel() == 0; }) ||
+        args.out.empty())
+      kernels[i](args);
+    if (producesLoss && !std::isfinite(tensors[lossTensor].f32()[0]))
+      throw RuntimeError("step " + std::to_string(step) + ": the loss is " +
+                         std::to_string(tensors[lossTensor].f32()[0]) +
+                         "; stopped before the update, parameters keep their "
+                         "values from step " + std::to_string(step - 1));
+  }
+}
+
+int64_t Executor::allocatedBytes() const {
+  int64_t n = 0;
+  for (const Tensor &t : tensors)
+    n += t.bytes();
+  for (const auto &[name, st] : state)
+    n += int64_t(st.m.size() + st.v.size()) * 4;
+  return n;
+}
+
+int64_t Executor::parameterCount() const {
+  int64_t n = 0;
+  for (const plan::ParamSource &p : plan.program().params())
+    if (p.trainable())
+      n += tensors[p.tensor()].numel();
+  return n;
+}
+
+} // namespace frenzy::rt

@@ -1,0 +1,71 @@
+//===- Kernel.h - how the executor calls a kernel ---------------*- C++ -*-===//
+//
+// Every plan instruction names a kernel; a kernel is a plain function that
+// reads its tensors and attributes from KernelArgs. Kernels register in
+// groups (one file per group) into one table keyed by op name.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_RUNTIME_EXEC_KERNEL_H
+#define FRENZY_RUNTIME_EXEC_KERNEL_H
+
+#include "Tensor.h"
+
+#include <map>
+#include <unordered_map>
+
+namespace frenzy::rt {
+
+/// Per-parameter optimizer state (moments), created on first update.
+struct ParamState {
+  std::vector<float> m, v;
+};
+
+/// What is shared by all instructions of one step.
+struct StepContext {
+  int64_t step = 1;         // 1-based
+  uint64_t runSeed = 0;     // --seed
+  double lr = 0;            // this step's learning rate
+  const plan::Optimizer *optimizer = nullptr;
+  std::map<std::string, ParamState> *state = nullptr;
+  std::vector<float> scratch;
+  float *scratchFloats(int64_t n) {
+    if (int64_t(scratch.size()) < n)
+      scratch.resize(n);
+    return scratch.data();
+  }
+  /// Seed of a random stream (dropout) for this step: distinct per op seed,
+  /// step and run seed, identical between an op and its backward.
+  uint64_t streamSeed(int64_t opSeed) const;
+};
+
+struct KernelArgs {
+  const plan::Instr &instr;
+  std::vector<Tensor *> in;
+  std::vector<Tensor *> out;
+  StepContext &ctx;
+
+  bool has(const char *name) const;
+  int64_t i(const char *name) const;
+  int64_t i(const char *name, int64_t dflt) const;
+  double f(const char *name) const;
+  double f(const char *name, double dflt) const;
+  std::string s(const char *name) const;
+  std::vector<int64_t> ints(const char *name) const;
+  /// Throws a RuntimeError naming the instruction.
+  [[noreturn]] void fail(const std::string &what) const;
+};
+
+using KernelFn = void (*)(KernelArgs &);
+using KernelTable = std::unordered_map<std::string, KernelFn>;
+
+/// The table of every kernel (built once).
+const KernelTable &kernelTable();
+
+void registerElementwiseKernels(KernelTable &t);
+void registerNNKernels(KernelTable &t);
+void registerMovementKernels(KernelTable &t);
+void registerOptimizerKernels(KernelTable &t);
+
+} // namespace frenzy::rt
+
+#endif

@@ -1,0 +1,52 @@
+//===- TokenData.cpp - token files and batches ----------------------------===//
+#include "TokenData.h"
+
+#include "Tensor.h"
+
+#include <fstream>
+
+namespace frenzy::rt {
+
+TokenData::TokenData(const std::string &p) : path(p) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw RuntimeError(path + ": cannot open the token file");
+  int32_t header[256] = {};
+  if (!in.read(reinterpret_cast<char *>(header), sizeof header))
+    throw RuntimeError(path + ": shorter than the 1024-byte header of a token "
+                              "file (see docs/data.md)");
+  if (header[0] != kTokenMagic || header[1] != 1)
+    throw RuntimeError(path + ": not a token file (magic " +
+                       std::to_string(header[0]) + ", version " +
+                       std::to_string(header[1]) + "; expected " +
+                       std::to_string(kTokenMagic) +
+                       ", 1); make one with scripts/make_corpus.py");
+  int64_t n = header[2];
+  tokens.resize(n);
+  if (n < 0 ||
+      !in.read(reinterpret_cast<char *>(tokens.data()), n * sizeof(uint16_t)))
+    throw RuntimeError(path + ": header promises " + std::to_string(n) +
+                       " tokens but the file is shorter");
+}
+
+void TokenData::requireBatch(int64_t B, int64_t T) const {
+  if (size() < B * T + 1)
+    throw RuntimeError(path + ": " + std::to_string(size()) +
+                       " tokens is less than one batch (" + std::to_string(B) +
+                       " x " + std::to_string(T) + " + 1 = " +
+                       std::to_string(B * T + 1) + " tokens)");
+}
+
+void TokenData::batch(int64_t step, int64_t B, int64_t T, int64_t *idx,
+                      int64_t *targets) const {
+  int64_t span = size() - T; // window starts in [0, span)
+  for (int64_t b = 0; b < B; ++b) {
+    int64_t start = (((step - 1) * B + b) * T) % span;
+    for (int64_t t = 0; t < T; ++t) {
+      idx[b * T + t] = tokens[start + t];
+      targets[b * T + t] = tokens[start + t + 1];
+    }
+  }
+}
+
+} // namespace frenzy::rt

@@ -1,0 +1,40 @@
+//===- TokenData.h - token files and batches --------------------*- C++ -*-===//
+//
+// The llm.c token-shard format: a header of 256 little-endian int32
+// (magic 20240520, version 1, token count), then the tokens as uint16.
+// Step s takes B windows of T+1 consecutive tokens, each starting T tokens
+// after the previous one, wrapping around the file: inputs are the first T,
+// targets the last T. Deterministic: no shuffling.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_RUNTIME_EXEC_TOKENDATA_H
+#define FRENZY_RUNTIME_EXEC_TOKENDATA_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace frenzy::rt {
+
+constexpr int32_t kTokenMagic = 20240520;
+
+class TokenData {
+public:
+  /// Reads the whole file; throws RuntimeError naming the file on a bad
+  /// header or a size that disagrees with it.
+  explicit TokenData(const std::string &path);
+  int64_t size() const { return int64_t(tokens.size()); }
+  /// Fails unless the file holds at least one batch of B x (T + 1) tokens.
+  void requireBatch(int64_t B, int64_t T) const;
+  /// Fills idx and targets (each B*T int64) for 1-based step `step`.
+  void batch(int64_t step, int64_t B, int64_t T, int64_t *idx,
+             int64_t *targets) const;
+
+private:
+  std::string path;
+  std::vector<uint16_t> tokens;
+};
+
+} // namespace frenzy::rt
+
+#endif
