@@ -29,3 +29,8 @@ if [ ! -f build/build.ninja ]; then
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 fi
 ninja -C build frenzy-opt frenzy-launch FrenzyUnitTests FrenzyRuntimeTests
+
+# The bundled corpus as a token file (docs/data.md), for frenzy-launch --data.
+if [ ! -f build/corpus-gpl3.tokens ]; then
+  python3 scripts/make_corpus.py data/corpus-gpl3.txt build/corpus-gpl3.tokens
+fi

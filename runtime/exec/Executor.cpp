@@ -5,6 +5,7 @@
 #include "plan/PlanVersion.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 
@@ -16,6 +17,10 @@ Executor::Executor(const plan::Plan &p) : plan(p) {
                        " is not the runtime's (" +
                        std::to_string(plan::kPlanVersion) +
                        "); re-run frenzy-opt to rebuild the plan");
+  if (!plan.precision().empty() && plan.precision() != "fp32")
+    throw RuntimeError("the plan's precision is " + plan.precision() +
+                       "; the CPU backend runs fp32 plans only (re-plan with "
+                       "frenzy-opt --precision=fp32)");
   const plan::Program &prog = plan.program();
   int32_t n = prog.tensors_size();
   tensors.resize(n);
@@ -136,10 +141,20 @@ void Executor::runStep(int64_t step, uint64_t seed) {
     }
     // Empty results (a zero-size dim) need no work, and some kernels would
     // divide by their size.
-    if (!std::all_of(args.out.begin(), args.out.end(),
-                     [](Tensor *t) { return t->numel() == 0; }) ||
-        args.out.empty())
-      kernels[i](args);
+    if (std::all_of(args.out.begin(), args.out.end(),
+                    [](Tensor *t) { return t->numel() == 0; }) &&
+        !args.out.empty())
+      continue;
+    auto t0 = profiling ? std::chrono::steady_clock::now()
+                        : std::chrono::steady_clock::time_point();
+    kernels[i](args);
+    if (profiling) {
+      auto &slot = kernelTime[in.op()];
+      slot.first += std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count();
+      ++slot.second;
+    }
     if (producesLoss && !std::isfinite(tensors[lossTensor].f32()[0]))
       throw RuntimeError("step " + std::to_string(step) + ": the loss is " +
                          std::to_string(tensors[lossTensor].f32()[0]) +

@@ -28,6 +28,12 @@ public:
   /// before any update runs, so parameters keep their previous values.
   void runStep(int64_t step, uint64_t seed);
 
+  /// Time spent per kernel name, accumulated over steps when profiling.
+  void setProfiling(bool on) { profiling = on; }
+  const std::map<std::string, std::pair<double, int64_t>> &profile() const {
+    return kernelTime;
+  }
+
   /// Learning rate of a step under the plan's schedule.
   double learningRate(int64_t step) const;
   /// Bytes held by all tensors plus optimizer state.
@@ -41,6 +47,8 @@ private:
   std::map<std::string, ParamState> state;
   StepContext ctx;
   int32_t lossTensor = -1;
+  bool profiling = false;
+  std::map<std::string, std::pair<double, int64_t>> kernelTime; // s, calls
 };
 
 } // namespace frenzy::rt

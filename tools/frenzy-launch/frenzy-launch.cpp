@@ -9,6 +9,7 @@
 #include "Executor.h"
 #include "TokenData.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -28,13 +29,14 @@ struct Options {
   std::string plan, data, dump;
   int64_t steps = 10, threads = 0, logEvery = 1;
   uint64_t seed = 1234;
+  bool profile = false;
   std::vector<std::pair<std::string, std::string>> inputs;
 };
 
 const char *kUsage =
     "usage: frenzy-launch PLAN.bin [--steps=N] [--data=TOKENS.bin] "
     "[--input=NAME=FILE]... [--seed=N] [--threads=N] [--log-every=N] "
-    "[--dump=DIR]\n";
+    "[--dump=DIR] [--profile]\n";
 
 bool parseInt(const std::string &s, int64_t &v) {
   char *end = nullptr;
@@ -60,7 +62,9 @@ Options parseArgs(int argc, char **argv) {
       return true;
     };
     int64_t seed;
-    if (a == "-h" || a == "--help") {
+    if (a == "--profile") {
+      o.profile = true;
+    } else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else if (number("--steps=", o.steps, 1) ||
@@ -155,10 +159,24 @@ void writeOutputs(const Executor &ex, const std::string &dir) {
   }
 }
 
+/// Kernel time by kernel name, largest first.
+void printProfile(const Executor &ex, double totalSeconds) {
+  std::vector<std::pair<std::string, std::pair<double, int64_t>>> rows(
+      ex.profile().begin(), ex.profile().end());
+  std::sort(rows.begin(), rows.end(), [](const auto &a, const auto &b) {
+    return a.second.first > b.second.first;
+  });
+  std::printf("%-28s %10s %8s %7s\n", "kernel", "seconds", "calls", "share");
+  for (const auto &[name, t] : rows)
+    std::printf("%-28s %10.4f %8" PRId64 " %6.1f%%\n", name.c_str(), t.first,
+                t.second, 100.0 * t.first / totalSeconds);
+}
+
 int run(const Options &o) {
   plan::Plan p = readPlan(o.plan);
   Executor ex(p);
   ex.loadWeights();
+  ex.setProfiling(o.profile);
   if (o.threads > 0)
     openblas_set_num_threads(int(o.threads));
 
@@ -212,6 +230,8 @@ int run(const Options &o) {
               "in tensors and optimizer state\n",
               o.steps, double(tokensPerStep * o.steps) / totalSeconds,
               double(ex.allocatedBytes()) / (1 << 20));
+  if (o.profile)
+    printProfile(ex, totalSeconds);
   if (!o.dump.empty())
     writeOutputs(ex, o.dump);
   return 0;
