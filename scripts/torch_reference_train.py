@@ -3,12 +3,13 @@
 
 Loads the initial weights from the ONNX model's initializers, reads the same
 token file with the same batch windows (runtime/exec/TokenData.h), and runs
-AdamW with frenzy-opt's schedule (linear warmup, cosine to min-lr) and
-global-norm clipping. Dropout is disabled, so the run is deterministic and
+AdamW or SGD with momentum, frenzy-opt's schedule (linear warmup, cosine to
+min-lr at total-steps) and global-norm clipping. Dropout is disabled, so the run is deterministic and
 comparable step by step. Prints "step N/M | loss X" lines and tokens/s.
 
 usage: torch_reference_train.py MODEL.onnx TOKENS.bin --vocab V --batch B
-           --seq T --steps N --lr LR [--warmup W] [--min-lr M] [--clip C]
+           --seq T --steps N --lr LR [--warmup W] [--total-steps S]
+           [--min-lr M] [--clip C] [--optimizer adamw|sgd] [--momentum M]
            [--threads K]
 """
 import argparse
@@ -54,16 +55,21 @@ def main():
     p.add_argument("model"), p.add_argument("tokens")
     for flag, kind in [("--vocab", int), ("--batch", int), ("--seq", int),
                        ("--steps", int), ("--lr", float), ("--warmup", int),
-                       ("--min-lr", float), ("--clip", float), ("--threads", int)]:
+                       ("--min-lr", float), ("--clip", float), ("--threads", int),
+                       ("--total-steps", int), ("--momentum", float)]:
         p.add_argument(flag, type=kind, default=0)
+    p.add_argument("--optimizer", default="adamw")
     a = p.parse_args()
     torch.set_num_threads(a.threads or 1)
     model = load_gpt(a.model, a.vocab)
     raw = open(a.tokens, "rb").read()
     n = struct.unpack("<3i", raw[:12])[2]
     toks = torch.tensor(struct.unpack(f"<{n}H", raw[1024:1024 + 2 * n]), dtype=torch.long)
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.0,
-                            betas=(0.9, 0.999), eps=1e-8)
+    if a.optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=a.lr, momentum=a.momentum)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=a.lr, weight_decay=0.0,
+                                betas=(0.9, 0.999), eps=1e-8)
     span, B, T = n - a.seq, a.batch, a.seq
     start = time.time()
     for s in range(1, a.steps + 1):
@@ -72,6 +78,9 @@ def main():
         y = torch.stack([toks[i + 1:i + T + 1] for i in w])
         if a.warmup and s <= a.warmup:
             lr = a.lr * s / a.warmup
+        elif a.total_steps > a.warmup:
+            progress = min(1.0, (s - a.warmup) / (a.total_steps - a.warmup))
+            lr = a.min_lr + 0.5 * (a.lr - a.min_lr) * (1 + math.cos(math.pi * progress))
         else:
             lr = a.lr
         for g in opt.param_groups:

@@ -48,6 +48,10 @@ constexpr float kInvSqrt2Pi = 0.3989422804014327f;
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+/// tanh through one expf: several times faster than tanhf, absolute error
+/// ~1e-7 (saturates correctly: exp overflow gives 1, underflow -1).
+float fastTanh(float u) { return 1.0f - 2.0f / (1.0f + std::exp(2.0f * u)); }
+
 float applyUnary(UnaryKind k, float x) {
   switch (k) {
   case UnaryKind::Neg: return -x;
@@ -65,7 +69,7 @@ float applyUnary(UnaryKind k, float x) {
   case UnaryKind::Silu: return x * sigmoid(x);
   case UnaryKind::GeluTanh:
     return 0.5f * x *
-           (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+           (1.0f + fastTanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
   case UnaryKind::GeluErf: return 0.5f * x * (1.0f + std::erf(x * kInvSqrt2));
   }
   return x;
@@ -79,7 +83,7 @@ float unaryDerivative(UnaryKind k, float x) {
   }
   case UnaryKind::GeluTanh: {
     float u = kSqrt2OverPi * (x + 0.044715f * x * x * x);
-    float t = std::tanh(u);
+    float t = fastTanh(u);
     float du = kSqrt2OverPi * (1.0f + 3.0f * 0.044715f * x * x);
     return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
   }
@@ -147,15 +151,52 @@ void broadcast2(O *out, const Shape &outShape, const A *a, const Shape &aShape,
 
 } // namespace
 
-void unaryF32(UnaryKind kind, float *out, const float *in, int64_t n) {
+namespace {
+// One loop per kind, so the switch folds away and the loop body is the
+// formula alone.
+template <UnaryKind K> void unaryLoop(float *out, const float *in, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
-    out[i] = applyUnary(kind, in[i]);
+    out[i] = applyUnary(K, in[i]);
+}
+template <UnaryKind K>
+void unaryGradLoop(float *din, const float *dout, const float *x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    din[i] = dout[i] * unaryDerivative(K, x[i]);
+}
+} // namespace
+
+void unaryF32(UnaryKind kind, float *out, const float *in, int64_t n) {
+  using U = UnaryKind;
+  switch (kind) {
+  case U::Neg: return unaryLoop<U::Neg>(out, in, n);
+  case U::Abs: return unaryLoop<U::Abs>(out, in, n);
+  case U::Exp: return unaryLoop<U::Exp>(out, in, n);
+  case U::Log: return unaryLoop<U::Log>(out, in, n);
+  case U::Sqrt: return unaryLoop<U::Sqrt>(out, in, n);
+  case U::Reciprocal: return unaryLoop<U::Reciprocal>(out, in, n);
+  case U::Tanh: return unaryLoop<U::Tanh>(out, in, n);
+  case U::Erf: return unaryLoop<U::Erf>(out, in, n);
+  case U::Sigmoid: return unaryLoop<U::Sigmoid>(out, in, n);
+  case U::Relu: return unaryLoop<U::Relu>(out, in, n);
+  case U::Sin: return unaryLoop<U::Sin>(out, in, n);
+  case U::Cos: return unaryLoop<U::Cos>(out, in, n);
+  case U::Silu: return unaryLoop<U::Silu>(out, in, n);
+  case U::GeluTanh: return unaryLoop<U::GeluTanh>(out, in, n);
+  case U::GeluErf: return unaryLoop<U::GeluErf>(out, in, n);
+  }
 }
 
 void unaryGradF32(UnaryKind kind, float *din, const float *dout,
                   const float *x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i)
-    din[i] = dout[i] * unaryDerivative(kind, x[i]);
+  using U = UnaryKind;
+  switch (kind) {
+  case U::Silu: return unaryGradLoop<U::Silu>(din, dout, x, n);
+  case U::GeluTanh: return unaryGradLoop<U::GeluTanh>(din, dout, x, n);
+  case U::GeluErf: return unaryGradLoop<U::GeluErf>(din, dout, x, n);
+  default:
+    for (int64_t i = 0; i < n; ++i)
+      din[i] = 0.0f; // only fused activations have a gradient kernel
+  }
 }
 
 void binaryF32(BinaryKind kind, float *out, const Shape &outShape,

@@ -43,6 +43,10 @@ double softmaxRow(float *out, const float *in, int64_t n);
 float softmaxCrossEntropyForward(float *probs, const float *logits,
                                  const int64_t *targets, int64_t N, int64_t V,
                                  int64_t ignoreIndex);
+/// The same loss without keeping the probabilities (the training graph's
+/// backward kernel recomputes them).
+float softmaxCrossEntropyLoss(const float *logits, const int64_t *targets,
+                              int64_t N, int64_t V, int64_t ignoreIndex);
 /// dlogits = dloss * (probs - onehot) / (rows counted); overwritten.
 void softmaxCrossEntropyBackward(float *dlogits, const float *probs,
                                  const int64_t *targets, int64_t N, int64_t V,

@@ -13,8 +13,18 @@ double softmaxRow(float *out, const float *in, int64_t n) {
     out[j] = std::exp(in[j] - maxv);
     sum += out[j];
   }
+  const float inv = float(1.0 / sum);
   for (int64_t j = 0; j < n; ++j)
-    out[j] = float(out[j] / sum);
+    out[j] *= inv;
+  return maxv + std::log(sum);
+}
+
+/// log(sum(exp(in))) of one row without writing the probabilities.
+static double logSumExpRow(const float *in, int64_t n) {
+  float maxv = *std::max_element(in, in + n);
+  double sum = 0;
+  for (int64_t j = 0; j < n; ++j)
+    sum += std::exp(in[j] - maxv);
   return maxv + std::log(sum);
 }
 
@@ -36,6 +46,16 @@ float softmaxCrossEntropyForward(float *probs, const float *logits,
     if (targets[i] != ignoreIndex)
       loss += logZ - z[targets[i]];
   }
+  int64_t counted = countedRows(targets, N, ignoreIndex);
+  return counted ? float(loss / counted) : 0.0f;
+}
+
+float softmaxCrossEntropyLoss(const float *logits, const int64_t *targets,
+                              int64_t N, int64_t V, int64_t ignoreIndex) {
+  double loss = 0;
+  for (int64_t i = 0; i < N; ++i)
+    if (targets[i] != ignoreIndex)
+      loss += logSumExpRow(logits + i * V, V) - logits[i * V + targets[i]];
   int64_t counted = countedRows(targets, N, ignoreIndex);
   return counted ? float(loss / counted) : 0.0f;
 }

@@ -201,9 +201,8 @@ void crossEntropy(KernelArgs &a) {
       a.fail("label " + std::to_string(t) + " at row " + std::to_string(i) +
              " is outside [0, " + std::to_string(V) + ")");
   }
-  float *probs = a.ctx.scratchFloats(N * V);
-  float loss = cpu::softmaxCrossEntropyForward(probs, logits.f32(),
-                                               labels.i64(), N, V, ignore);
+  float loss =
+      cpu::softmaxCrossEntropyLoss(logits.f32(), labels.i64(), N, V, ignore);
   a.out[0]->f32()[0] = loss * reductionFactor(a, labels, N, ignore);
 }
 
