@@ -34,7 +34,8 @@ Executor::Executor(const plan::Plan &p) : plan(p) {
       if (d < 0)
         throw RuntimeError("plan: tensor " + std::to_string(i) +
                            " has a negative dim");
-    t.allocate();
+    if (pt.kind() != plan::ACTIVATION)
+      t.allocate();
     if (pt.kind() == plan::CONSTANT) {
       int64_t eb = elementBytes(t.dtype);
       const std::string &data = pt.data();
@@ -72,8 +73,34 @@ Executor::Executor(const plan::Plan &p) : plan(p) {
   for (const plan::Io &io : prog.outputs())
     if (io.name() == "loss")
       lossTensor = io.tensor();
+  planLifetimes();
   ctx.optimizer = &plan.optimizer();
   ctx.state = &state;
+}
+
+/// Which tensors live for the whole run and after which instruction each
+/// activation dies (its last reader, or its producer when nothing reads it).
+void Executor::planLifetimes() {
+  const plan::Program &prog = plan.program();
+  persistent.assign(tensors.size(), false);
+  for (const plan::Tensor &t : prog.tensors())
+    persistent[t.id()] = t.kind() != plan::ACTIVATION;
+  for (const plan::Io &io : prog.outputs())
+    persistent[io.tensor()] = true;
+  std::vector<int> last(tensors.size(), -1);
+  for (int i = 0; i < prog.instrs_size(); ++i) {
+    for (int32_t id : prog.instrs(i).outputs())
+      last[id] = std::max(last[id], i);
+    for (int32_t id : prog.instrs(i).inputs())
+      last[id] = i;
+  }
+  freeAfter.assign(prog.instrs_size(), {});
+  for (size_t id = 0; id < tensors.size(); ++id)
+    if (!persistent[id] && last[id] >= 0)
+      freeAfter[last[id]].push_back(int32_t(id));
+  for (size_t id = 0; id < tensors.size(); ++id)
+    if (persistent[id] && prog.tensors(id).kind() == plan::ACTIVATION)
+      tensors[id].allocate();
 }
 
 void Executor::loadWeights() {
@@ -129,6 +156,7 @@ void Executor::runStep(int64_t step, uint64_t seed) {
   ctx.runSeed = seed;
   ctx.lr = learningRate(step);
   const plan::Program &prog = plan.program();
+  int64_t live = 0;
   for (int i = 0, e = prog.instrs_size(); i < e; ++i) {
     const plan::Instr &in = prog.instrs(i);
     KernelArgs args{in, {}, {}, ctx};
@@ -138,22 +166,32 @@ void Executor::runStep(int64_t step, uint64_t seed) {
     for (int32_t id : in.outputs()) {
       args.out.push_back(&tensors[id]);
       producesLoss |= id == lossTensor;
+      if (!persistent[id] && tensors[id].storage.empty()) {
+        tensors[id].allocate();
+        live += tensors[id].bytes();
+      }
     }
     // Empty results (a zero-size dim) need no work, and some kernels would
     // divide by their size.
-    if (std::all_of(args.out.begin(), args.out.end(),
-                    [](Tensor *t) { return t->numel() == 0; }) &&
-        !args.out.empty())
-      continue;
-    auto t0 = profiling ? std::chrono::steady_clock::now()
-                        : std::chrono::steady_clock::time_point();
-    kernels[i](args);
-    if (profiling) {
-      auto &slot = kernelTime[in.op()];
-      slot.first += std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - t0)
-                        .count();
-      ++slot.second;
+    bool empty = !args.out.empty() &&
+                 std::all_of(args.out.begin(), args.out.end(),
+                             [](Tensor *t) { return t->numel() == 0; });
+    ctx.workspaceBytes = 0;
+    if (!empty) {
+      auto t0 = std::chrono::steady_clock::now();
+      kernels[i](args);
+      if (profiling) {
+        auto &slot = kernelTime[in.op()];
+        slot.first += std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - t0)
+                          .count();
+        ++slot.second;
+      }
+    }
+    activationPeak = std::max(activationPeak, live + ctx.workspaceBytes);
+    for (int32_t id : freeAfter[i]) {
+      live -= tensors[id].bytes();
+      std::vector<uint64_t>().swap(tensors[id].storage);
     }
     if (producesLoss && !std::isfinite(tensors[lossTensor].f32()[0]))
       throw RuntimeError("step " + std::to_string(step) + ": the loss is " +
@@ -163,10 +201,11 @@ void Executor::runStep(int64_t step, uint64_t seed) {
   }
 }
 
-int64_t Executor::allocatedBytes() const {
+int64_t Executor::persistentBytes() const {
   int64_t n = 0;
-  for (const Tensor &t : tensors)
-    n += t.bytes();
+  for (size_t id = 0; id < tensors.size(); ++id)
+    if (persistent[id])
+      n += tensors[id].bytes();
   for (const auto &[name, st] : state)
     n += int64_t(st.m.size() + st.v.size()) * 4;
   return n;

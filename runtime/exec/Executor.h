@@ -36,17 +36,27 @@ public:
 
   /// Learning rate of a step under the plan's schedule.
   double learningRate(int64_t step) const;
-  /// Bytes held by all tensors plus optimizer state.
-  int64_t allocatedBytes() const;
+  /// Memory accounting of the tensor allocator (bytes). Persistent:
+  /// parameters, inputs, constants, program outputs, optimizer state.
+  /// Activations are allocated when produced and freed after their last
+  /// reader; the high-water mark adds the running kernel's workspace.
+  int64_t persistentBytes() const;
+  int64_t activationPeakBytes() const { return activationPeak; }
+  /// Persistent bytes plus the activation high-water mark of all steps run.
+  int64_t peakBytes() const { return persistentBytes() + activationPeak; }
   int64_t parameterCount() const;
 
 private:
+  void planLifetimes();
   const plan::Plan &plan;
   std::vector<Tensor> tensors;
   std::vector<KernelFn> kernels;
   std::map<std::string, ParamState> state;
   StepContext ctx;
   int32_t lossTensor = -1;
+  std::vector<bool> persistent;         // by tensor id
+  std::vector<std::vector<int32_t>> freeAfter; // by instruction
+  int64_t activationPeak = 0;
   bool profiling = false;
   std::map<std::string, std::pair<double, int64_t>> kernelTime; // s, calls
 };

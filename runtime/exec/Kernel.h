@@ -27,10 +27,15 @@ struct StepContext {
   double lr = 0;            // this step's learning rate
   const plan::Optimizer *optimizer = nullptr;
   std::map<std::string, ParamState> *state = nullptr;
+  /// Workspace of the running kernel. A kernel asks once for all it needs;
+  /// the bytes count toward the memory high-water mark for that
+  /// instruction (the buffer itself is kept between kernels for speed).
   std::vector<float> scratch;
+  int64_t workspaceBytes = 0;
   float *scratchFloats(int64_t n) {
     if (int64_t(scratch.size()) < n)
       scratch.resize(n);
+    workspaceBytes = n * int64_t(sizeof(float));
     return scratch.data();
   }
   /// Seed of a random stream (dropout) for this step: distinct per op seed,

@@ -226,10 +226,13 @@ int run(const Options &o) {
       std::fflush(stdout);
     }
   }
-  std::printf("done: %" PRId64 " steps, %.0f tokens/s on average, %.1f MiB "
-              "in tensors and optimizer state\n",
-              o.steps, double(tokensPerStep * o.steps) / totalSeconds,
-              double(ex.allocatedBytes()) / (1 << 20));
+  std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n", o.steps,
+              double(tokensPerStep * o.steps) / totalSeconds);
+  std::printf("memory: peak %" PRId64 " bytes (%.2f MiB) = persistent %" PRId64
+              " (parameters, optimizer state, inputs, outputs) + activations "
+              "and workspace %" PRId64 "\n",
+              ex.peakBytes(), double(ex.peakBytes()) / (1 << 20),
+              ex.persistentBytes(), ex.activationPeakBytes());
   if (o.profile)
     printProfile(ex, totalSeconds);
   if (!o.dump.empty())
