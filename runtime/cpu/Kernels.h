@@ -86,6 +86,7 @@ void attentionBackward(float *dq, float *dk, float *dv, const float *dout,
 struct AdamWConfig {
   float lr = 3e-4f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
   float weightDecay = 0.0f;
+  float gradScale = 1.0f; // the gradient-clipping factor, applied on the fly
 };
 /// One AdamW step (decoupled weight decay) at step t >= 1.
 void adamwUpdate(float *param, const float *grad, float *m, float *v,

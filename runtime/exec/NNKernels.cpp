@@ -150,6 +150,7 @@ void attention(KernelArgs &a) {
   std::vector<uint64_t> expanded;
   cpu::AttentionConfig c = attentionConfig(a, 0, expanded);
   float *probs = a.ctx.scratchFloats(c.BH * c.Tq * c.Tk + c.Tq * c.Tk);
+  a.ctx.workspaceBytes += int64_t(expanded.size() * sizeof(uint64_t));
   cpu::attentionForward(a.out[0]->f32(), probs, a.in[0]->f32(), a.in[1]->f32(),
                         a.in[2]->f32(), c, probs + c.BH * c.Tq * c.Tk);
 }
@@ -159,6 +160,7 @@ void attentionGrad(KernelArgs &a) {
   cpu::AttentionConfig c = attentionConfig(a, 1, expanded);
   int64_t nP = c.BH * c.Tq * c.Tk, nO = c.BH * c.Tq * c.Dv;
   float *probs = a.ctx.scratchFloats(nP + nO + 2 * c.Tq * c.Tk);
+  a.ctx.workspaceBytes += int64_t(expanded.size() * sizeof(uint64_t));
   float *out = probs + nP, *work = out + nO;
   const float *q = a.in[1]->f32(), *k = a.in[2]->f32(), *v = a.in[3]->f32();
   cpu::attentionForward(out, probs, q, k, v, c, work);

@@ -26,18 +26,6 @@ void clipGradNorm(KernelArgs &a) {
   a.out[1]->f32()[0] = float(scale);
 }
 
-/// The gradient times the clip factor (a copy only when clipping bites).
-const float *scaledGrad(KernelArgs &a, std::vector<float> &buf) {
-  const Tensor &g = *a.in[1];
-  float s = a.in[2]->f32()[0];
-  if (s == 1.0f)
-    return g.f32();
-  buf.assign(g.f32(), g.f32() + g.numel());
-  for (float &x : buf)
-    x *= s;
-  return buf.data();
-}
-
 ParamState &stateOf(KernelArgs &a, size_t moments) {
   ParamState &st = (*a.ctx.state)[a.s("name")];
   int64_t n = a.in[0]->numel();
@@ -50,8 +38,7 @@ ParamState &stateOf(KernelArgs &a, size_t moments) {
 
 void adamw(KernelArgs &a) {
   const plan::Optimizer &o = *a.ctx.optimizer;
-  std::vector<float> buf;
-  const float *g = scaledGrad(a, buf);
+  const float *g = a.in[1]->f32();
   ParamState &st = stateOf(a, 2);
   cpu::AdamWConfig cfg;
   cfg.lr = float(a.ctx.lr);
@@ -59,6 +46,7 @@ void adamw(KernelArgs &a) {
   cfg.beta2 = float(o.beta2());
   cfg.eps = float(o.eps());
   cfg.weightDecay = float(a.f("weight_decay"));
+  cfg.gradScale = a.in[2]->f32()[0];
   cpu::adamwUpdate(a.in[0]->f32(), g, st.m.data(), st.v.data(),
                    a.in[0]->numel(), cfg, a.ctx.step);
 }
@@ -67,14 +55,14 @@ void adamw(KernelArgs &a) {
 /// p -= lr * buf.
 void sgd(KernelArgs &a) {
   const plan::Optimizer &o = *a.ctx.optimizer;
-  std::vector<float> tmp;
-  const float *g = scaledGrad(a, tmp);
+  const float *g = a.in[1]->f32();
+  const float scale = a.in[2]->f32()[0]; // gradient clipping
   ParamState &st = stateOf(a, 1);
   float *p = a.in[0]->f32();
   float lr = float(a.ctx.lr), mom = float(o.momentum());
   float wd = float(a.f("weight_decay"));
   for (int64_t i = 0, n = a.in[0]->numel(); i < n; ++i) {
-    float d = g[i] + wd * p[i];
+    float d = g[i] * scale + wd * p[i];
     st.m[i] = a.ctx.step == 1 ? d : mom * st.m[i] + d;
     p[i] -= lr * st.m[i];
   }

@@ -30,5 +30,9 @@ struct TestPrintCostPass
 } // namespace
 
 namespace frenzy::test {
-void registerTestPasses() { PassRegistration<TestPrintCostPass>(); }
+void registerMemoryTestPass();
+void registerTestPasses() {
+  PassRegistration<TestPrintCostPass>();
+  registerMemoryTestPass();
+}
 } // namespace frenzy::test
