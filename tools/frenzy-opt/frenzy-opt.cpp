@@ -10,6 +10,7 @@
 #include "frenzy/Cluster/ClusterSpec.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
 #include "frenzy/Plan/PlanWriter.h"
+#include "frenzy/Planning/ResourcePrediction.h"
 #include "plan.pb.h"
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
@@ -21,6 +22,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -66,6 +68,19 @@ static cl::opt<std::string> optimizerKind(
     cl::desc("adamw, sgd, or none (forward and backward only: the plan "
              "outputs the gradients)"),
     cl::init("adamw"), cl::cat(trainCategory));
+static cl::opt<bool> predictResources(
+    "predict-resources",
+    cl::desc("With --cluster: print, per GPU type, the fewest GPUs that hold "
+             "the training step and the layouts that fit"),
+    cl::init(false), cl::cat(trainCategory));
+static cl::opt<int64_t> globalBatch(
+    "global-batch",
+    cl::desc("Sequences per optimizer step for --predict-resources "
+             "(default: --batch, else 1)"),
+    cl::init(0), cl::cat(trainCategory));
+static cl::opt<bool> emitJson("json",
+                              cl::desc("--predict-resources output as JSON"),
+                              cl::init(false), cl::cat(trainCategory));
 static cl::opt<bool> inferenceOnly(
     "inference",
     cl::desc("With --cluster: plan the forward pass only (no loss, no "
@@ -119,7 +134,7 @@ static void addTrainingPipeline(PassManager &pm) {
   pm.addPass(frenzy::createFrenzyPrecision(prec));
 }
 
-/// Reads the cluster file; this build plans single-device clusters.
+/// Reads the cluster file; plans are written for single-device clusters.
 static std::optional<frenzy::ClusterSpec> readCluster() {
   auto cluster = frenzy::readClusterFile(clusterFile);
   if (!cluster) {
@@ -127,7 +142,7 @@ static std::optional<frenzy::ClusterSpec> readCluster() {
                  << "\n";
     return std::nullopt;
   }
-  if (cluster->totalDevices() != 1) {
+  if (!predictResources && cluster->totalDevices() != 1) {
     llvm::errs() << "frenzy-opt: error: " << clusterFile << ": the cluster has "
                  << cluster->totalDevices()
                  << " devices; this build plans single-device clusters only "
@@ -135,6 +150,51 @@ static std::optional<frenzy::ClusterSpec> readCluster() {
     return std::nullopt;
   }
   return *cluster;
+}
+
+/// --predict-resources: the memory model of the training step against every
+/// GPU type of the cluster.
+static int predict(ModuleOp module, const frenzy::ClusterSpec &cluster,
+                   llvm::StringRef input) {
+  auto model = frenzy::MemoryModel::build(module, std::nullopt);
+  if (failed(model))
+    return 1;
+  frenzy::PredictOptions po;
+  po.globalBatch = globalBatch > 0 ? int64_t(globalBatch)
+                   : batchSize > 0 ? int64_t(batchSize)
+                                   : 1;
+  auto pred = frenzy::predictResources(*model, cluster, po);
+  if (!pred) {
+    llvm::errs() << "frenzy-opt: error: " << clusterFile << ": "
+                 << llvm::toString(pred.takeError()) << "\n";
+    return 1;
+  }
+  if (emitJson)
+    frenzy::printPredictionJson(*pred, *model, po, llvm::outs());
+  else {
+    llvm::outs() << input << ": ";
+    frenzy::printPrediction(*pred, *model, po, llvm::outs());
+  }
+  // Nothing fits anywhere: say by how much.
+  const frenzy::TypePrediction *largest = nullptr;
+  int64_t need = INT64_MAX;
+  for (const frenzy::TypePrediction &p : *pred) {
+    if (p.minGpus)
+      return 0;
+    need = std::min(need, p.smallestNeed);
+    if (!largest || p.gpu.memoryBytes > largest->gpu.memoryBytes)
+      largest = &p;
+  }
+  llvm::errs() << "frenzy-opt: error: the model does not fit on any GPU type "
+                  "of the cluster even at full parallelism: the smallest "
+                  "per-GPU need found is "
+               << llvm::formatv("{0:f1}", double(need) / double(1ll << 30))
+               << " GiB, the largest GPU (" << largest->gpu.name << ") has "
+               << llvm::formatv("{0:f1}",
+                                double(largest->gpu.memoryBytes) /
+                                    double(1ll << 30))
+               << " GiB; add GPUs, use a smaller global batch or sequence\n";
+  return 1;
 }
 
 /// Writes plan.bin.
@@ -209,7 +269,15 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     options.dims[name] = v;
   }
   bool planning = !clusterFile.empty();
-  bool emitPlan = planning && emitKind.getNumOccurrences() == 0;
+  bool emitPlan = planning && emitKind.getNumOccurrences() == 0 &&
+                  !predictResources;
+  if (predictResources && !planning) {
+    llvm::errs() << "frenzy-opt: error: --predict-resources needs "
+                    "--cluster=C.yaml\n";
+    return 1;
+  }
+  if (predictResources)
+    options.batch = 1; // the memory model scales from micro-batch 1
   if (emitKind != "mlir" && emitKind != "summary") {
     llvm::errs() << "frenzy-opt: error: --emit must be 'mlir' or 'summary', "
                     "got '"
@@ -255,6 +323,8 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     addTrainingPipeline(pm);
   if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
     return 1;
+  if (predictResources)
+    return predict(*module, *cluster, input);
   if (emitPlan)
     return writePlan(*module, input, *cluster, output);
 

@@ -232,7 +232,14 @@ void Analysis::simulate(MemoryReport &report) {
   std::vector<SmallVector<int64_t>> releases(ops.size() + 1);
   auto releaseAt = [&](size_t i, int64_t n) { releases[i].push_back(n); };
 
-  int64_t live = 0, peak = 0;
+  // Bytes of saved values (and kernel state) alive: the rest of `live` is
+  // the transient working set of the moment.
+  DenseSet<Value> savedSet;
+  for (auto [v, block] : saved)
+    if (!dropped.count(v))
+      savedSet.insert(v);
+  std::vector<SmallVector<int64_t>> savedReleases(ops.size() + 1);
+  int64_t live = 0, peak = 0, savedAlive = 0;
   bool gradsInState = !opts.executorModel;
   for (size_t i = 0; i < ops.size(); ++i) {
     Operation *op = ops[i];
@@ -247,12 +254,19 @@ void Analysis::simulate(MemoryReport &report) {
         continue;
       live += n;
       auto it = last.find(r);
-      releaseAt(it == last.end() ? i : it->second, n);
+      size_t end = it == last.end() ? i : it->second;
+      releaseAt(end, n);
+      if (savedSet.count(r)) {
+        savedAlive += n;
+        savedReleases[end].push_back(n);
+      }
     }
     for (const Hidden &h : hidden)
       if (h.from == op && !(full && isLayer(h.block))) {
         live += h.bytes;
         releaseAt(index[h.to], h.bytes);
+        savedAlive += h.bytes;
+        savedReleases[index[h.to]].push_back(h.bytes);
       }
     if (full && isBackward(op)) {
       int64_t b = blockOf(op);
@@ -265,8 +279,11 @@ void Analysis::simulate(MemoryReport &report) {
     }
     om.workspace = opts.cpuWorkspace ? cpuWorkspaceBytes(op) : 0;
     peak = std::max(peak, live + om.workspace);
+    om.transient = live + om.workspace - savedAlive;
     for (int64_t n : releases[i])
       live -= n;
+    for (int64_t n : savedReleases[i])
+      savedAlive -= n;
     om.liveAfter = live;
     report.ops.push_back(om);
   }

@@ -67,6 +67,8 @@ struct OpMemory {
   int64_t resultBytes = 0; // bytes of what it produces
   int64_t workspace = 0;   // kernel scratch while it runs
   int64_t liveAfter = 0;   // activation bytes live after it ran
+  int64_t transient = 0;   // live + workspace while it runs, minus saved
+                           // activations (the working set beyond them)
 };
 
 struct MemoryReport {

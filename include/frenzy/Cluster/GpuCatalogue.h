@@ -1,0 +1,39 @@
+//===- GpuCatalogue.h - GPU types Frenzy knows ------------------*- C++ -*-===//
+//
+// Memory, dense 16-bit tensor throughput and memory bandwidth of common
+// training GPUs, each with its source (docs/gpus.md). Types not listed must
+// be described fully in the cluster file.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_CLUSTER_GPUCATALOGUE_H
+#define FRENZY_CLUSTER_GPUCATALOGUE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace frenzy {
+
+struct GpuType {
+  std::string name;          // catalogue key, e.g. "A100-80G"
+  int64_t memoryBytes = 0;   // device memory
+  double tensorTflops = 0;   // dense fp16/bf16 tensor-core TFLOPS, fp32 accumulate
+  double memoryGBs = 0;      // memory bandwidth, GB/s
+  bool bf16 = true;          // bf16 tensor cores (Ampere and later)
+  /// Fixed memory the runtime cannot use for tensors: the CUDA context.
+  int64_t contextBytes = 512ll << 20;
+  std::string source;
+};
+
+/// All catalogue entries.
+llvm::ArrayRef<GpuType> gpuCatalogue();
+/// A catalogue entry by name (case-insensitive), or null.
+const GpuType *findGpuType(llvm::StringRef name);
+/// "V100-16G, V100-32G, ..." for error messages.
+std::string gpuTypeNames();
+
+} // namespace frenzy
+
+#endif
