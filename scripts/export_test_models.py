@@ -247,8 +247,9 @@ def count_params(model):
 
 def check(path, report):
     """onnx.checker + strict shape inference; with report, print the graph's make-up."""
-    m = onnx.load(path)
-    onnx.checker.check_model(m)
+    # By path, so that models over 2 GB (external data) are checked too.
+    onnx.checker.check_model(path)
+    m = onnx.load(path, load_external_data=False)
     onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
     if not report:
         return
@@ -298,11 +299,18 @@ def main():
     ap.add_argument("outdir", nargs="?", default=os.path.join(REPO, "test", "Inputs", "models"),
                     help="directory for the small test models (default: test/Inputs/models)")
     ap.add_argument("--gpt2-124m", metavar="FILE", help="export only GPT-2 124M, to FILE")
+    ap.add_argument("--gpt2-1.5b", dest="gpt2_xl", metavar="FILE",
+                    help="export only GPT-2 1.5B (XL), to FILE (about 6 GB, external data)")
     ap.add_argument("--report", action="store_true", help="print each model's make-up")
     a = ap.parse_args()
     torch.manual_seed(0)
     B, T = 2, 8  # example input; batch and seq stay symbolic in the graph
     idx = torch.randint(0, 512, (B, T))
+    if a.gpt2_xl:
+        gpt = GPT(vocab=50257, block=1024, layers=48, heads=25, d=1600)
+        export(gpt, (torch.randint(0, 50257, (B, T)),), ["idx"], ["logits"], a.gpt2_xl,
+               17, 48, True, a.report)
+        return
     if a.gpt2_124m:
         gpt = GPT(vocab=50257, block=1024, layers=12, heads=12, d=768)
         export(gpt, (torch.randint(0, 50257, (B, T)),), ["idx"], ["logits"], a.gpt2_124m,

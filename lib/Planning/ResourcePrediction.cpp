@@ -18,8 +18,10 @@ using namespace frenzy;
 
 namespace {
 
-/// Per-rank peak of the fullest stage of a layout.
-void evaluate(const MemoryModel &m, const MemoryOverheads &o, Layout &l) {
+} // namespace
+
+void frenzy::evaluateLayout(const MemoryModel &m, const MemoryOverheads &o,
+                            Layout &l) {
   int64_t layers = m.numLayers(), first = 0;
   l.peakBytes = 0;
   for (int64_t s = 0; s < l.pp; ++s) {
@@ -44,6 +46,8 @@ void evaluate(const MemoryModel &m, const MemoryOverheads &o, Layout &l) {
     }
   }
 }
+
+namespace {
 
 /// Cheaper layouts first: fewer GPUs, less recomputation, less ZeRO
 /// communication, larger micro-batches, fewer stages.
@@ -116,7 +120,7 @@ frenzy::predictResources(const MemoryModel &model, const ClusterSpec &cluster,
                 l.zero = zero;
                 l.recompute = r;
                 l.sequenceParallel = tp > 1;
-                evaluate(model, o, l);
+                evaluateLayout(model, o, l);
                 if (l.peakBytes < p.smallestNeed) {
                   p.smallestNeed = l.peakBytes;
                   p.smallestLayout = l;
@@ -165,8 +169,9 @@ void frenzy::printPrediction(const std::vector<TypePrediction> &pred,
       continue;
     }
     if (!p.minGpus) {
-      os << "  does not fit on " << p.available
-         << " GPUs; the smallest per-rank need found is "
+      os << "  does not fit on " << p.available << " GPU"
+         << (p.available > 1 ? "s" : "")
+         << "; the smallest per-rank need found is "
          << gib(p.smallestNeed) << " (" << describe(p.smallestLayout) << ")\n";
       continue;
     }

@@ -1,8 +1,9 @@
 //===- Elementwise.cpp - broadcasting elementwise kernels -----------------===//
 //
-// Same-shape operands take a flat loop (the common case in a transformer:
-// residual adds, activations); anything else walks the output with
-// broadcast strides (Broadcast.h).
+// Binary kernels walk the output row by row with broadcast strides
+// (Broadcast.h). Same-shape operands coalesce into one flat row (residual
+// adds), a bias or scalar into rows against a constant, so the common cases
+// in a transformer run as plain vectorisable loops.
 //
 //===----------------------------------------------------------------------===//
 #include "Broadcast.h"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace frenzy::cpu {
 
@@ -95,58 +97,73 @@ float unaryDerivative(UnaryKind k, float x) {
   }
 }
 
-template <typename T> T applyBinary(BinaryKind k, T a, T b) {
-  switch (k) {
-  case BinaryKind::Add: return a + b;
-  case BinaryKind::Sub: return a - b;
-  case BinaryKind::Mul: return a * b;
-  case BinaryKind::Div: return a / b;
-  case BinaryKind::Pow: return T(std::pow(double(a), double(b)));
-  case BinaryKind::Max: return std::max(a, b);
-  case BinaryKind::Min: return std::min(a, b);
-  }
-  return a;
-}
-
-template <> float applyBinary<float>(BinaryKind k, float a, float b) {
-  switch (k) {
-  case BinaryKind::Add: return a + b;
-  case BinaryKind::Sub: return a - b;
-  case BinaryKind::Mul: return a * b;
-  case BinaryKind::Div: return a / b;
-  case BinaryKind::Pow: return std::pow(a, b);
-  case BinaryKind::Max: return std::max(a, b);
-  case BinaryKind::Min: return std::min(a, b);
-  }
-  return a;
-}
-
-template <typename T> bool applyCompare(CompareKind k, T a, T b) {
-  switch (k) {
-  case CompareKind::Equal: return a == b;
-  case CompareKind::Less: return a < b;
-  case CompareKind::LessEqual: return a <= b;
-  case CompareKind::Greater: return a > b;
-  case CompareKind::GreaterEqual: return a >= b;
-  }
-  return false;
-}
-
-/// out[i] = f(a[ia], b[ib]) over the broadcast of two operands.
-template <typename O, typename A, typename F>
-void broadcast2(O *out, const Shape &outShape, const A *a, const Shape &aShape,
-                const A *b, const Shape &bShape, F &&f) {
-  if (aShape == outShape && bShape == outShape) {
-    for (int64_t i = 0, n = numElements(outShape); i < n; ++i)
-      out[i] = f(a[i], b[i]);
-    return;
-  }
+/// out[i] = f(a[ia], b[ib]) over the broadcast of two operands. Rows where
+/// both operands are contiguous or one is constant (same shapes, a bias
+/// along the last dim, a scalar) get loops the compiler vectorises.
+template <typename O, typename T, typename F>
+void broadcast2(O *out, const Shape &outShape, const T *a, const Shape &aShape,
+                const T *b, const Shape &bShape, F f) {
   std::vector<int64_t> strides[2] = {
       detail::broadcastStrides(aShape, outShape),
       detail::broadcastStrides(bShape, outShape)};
-  detail::forEachBroadcast(outShape, strides, [&](int64_t i, const int64_t *o) {
-    out[i] = f(a[o[0]], b[o[1]]);
+  detail::forEachRow(outShape, strides, [&](int64_t pos, const int64_t *off,
+                                            const int64_t *step, int64_t len) {
+    O *y = out + pos;
+    const T *x = a + off[0], *z = b + off[1];
+    const int64_t sx = step[0], sz = step[1];
+    if (sx == 1 && sz == 1) {
+      for (int64_t j = 0; j < len; ++j)
+        y[j] = f(x[j], z[j]);
+    } else if (sx == 1 && sz == 0) {
+      const T c = *z;
+      for (int64_t j = 0; j < len; ++j)
+        y[j] = f(x[j], c);
+    } else if (sx == 0 && sz == 1) {
+      const T c = *x;
+      for (int64_t j = 0; j < len; ++j)
+        y[j] = f(c, z[j]);
+    } else {
+      for (int64_t j = 0; j < len; ++j)
+        y[j] = f(x[j * sx], z[j * sz]);
+    }
   });
+}
+
+/// Calls run(op) with the operator of `kind` as a lambda, so each kind gets
+/// its own instantiation of the loops above instead of a switch per element.
+template <typename T, typename R> void withBinaryOp(BinaryKind kind, R &&run) {
+  switch (kind) {
+  case BinaryKind::Add: return run([](T x, T y) { return T(x + y); });
+  case BinaryKind::Sub: return run([](T x, T y) { return T(x - y); });
+  case BinaryKind::Mul: return run([](T x, T y) { return T(x * y); });
+  case BinaryKind::Div:
+    if constexpr (std::is_integral_v<T>)
+      // Integer division by zero would trap the whole process; numpy gives 0.
+      return run([](T x, T y) { return y == 0 ? T(0) : T(x / y); });
+    else
+      return run([](T x, T y) { return x / y; });
+  case BinaryKind::Pow:
+    if constexpr (std::is_integral_v<T>)
+      return run([](T x, T y) { return T(std::pow(double(x), double(y))); });
+    else
+      return run([](T x, T y) { return T(std::pow(x, y)); });
+  case BinaryKind::Max: return run([](T x, T y) { return std::max(x, y); });
+  case BinaryKind::Min: return run([](T x, T y) { return std::min(x, y); });
+  }
+}
+
+template <typename T, typename R>
+void withCompareOp(CompareKind kind, R &&run) {
+  switch (kind) {
+  case CompareKind::Equal: return run([](T x, T y) { return uint8_t(x == y); });
+  case CompareKind::Less: return run([](T x, T y) { return uint8_t(x < y); });
+  case CompareKind::LessEqual:
+    return run([](T x, T y) { return uint8_t(x <= y); });
+  case CompareKind::Greater:
+    return run([](T x, T y) { return uint8_t(x > y); });
+  case CompareKind::GreaterEqual:
+    return run([](T x, T y) { return uint8_t(x >= y); });
+  }
 }
 
 } // namespace
@@ -202,40 +219,45 @@ void unaryGradF32(UnaryKind kind, float *din, const float *dout,
 void binaryF32(BinaryKind kind, float *out, const Shape &outShape,
                const float *a, const Shape &aShape, const float *b,
                const Shape &bShape) {
-  broadcast2(out, outShape, a, aShape, b, bShape,
-             [kind](float x, float y) { return applyBinary(kind, x, y); });
+  withBinaryOp<float>(kind, [&](auto op) {
+    broadcast2(out, outShape, a, aShape, b, bShape, op);
+  });
 }
 
 void binaryI64(BinaryKind kind, int64_t *out, const Shape &outShape,
                const int64_t *a, const Shape &aShape, const int64_t *b,
                const Shape &bShape) {
-  broadcast2(out, outShape, a, aShape, b, bShape, [kind](int64_t x, int64_t y) {
-    return applyBinary(kind, x, y);
+  withBinaryOp<int64_t>(kind, [&](auto op) {
+    broadcast2(out, outShape, a, aShape, b, bShape, op);
   });
 }
 
 void compareF32(CompareKind kind, uint8_t *out, const Shape &outShape,
                 const float *a, const Shape &aShape, const float *b,
                 const Shape &bShape) {
-  broadcast2(out, outShape, a, aShape, b, bShape, [kind](float x, float y) {
-    return uint8_t(applyCompare(kind, x, y));
+  withCompareOp<float>(kind, [&](auto op) {
+    broadcast2(out, outShape, a, aShape, b, bShape, op);
   });
 }
 
 void compareI64(CompareKind kind, uint8_t *out, const Shape &outShape,
                 const int64_t *a, const Shape &aShape, const int64_t *b,
                 const Shape &bShape) {
-  broadcast2(out, outShape, a, aShape, b, bShape, [kind](int64_t x, int64_t y) {
-    return uint8_t(applyCompare(kind, x, y));
+  withCompareOp<int64_t>(kind, [&](auto op) {
+    broadcast2(out, outShape, a, aShape, b, bShape, op);
   });
 }
 
 void logicU8(LogicKind kind, uint8_t *out, const Shape &outShape,
              const uint8_t *a, const Shape &aShape, const uint8_t *b,
              const Shape &bShape) {
-  broadcast2(out, outShape, a, aShape, b, bShape, [kind](uint8_t x, uint8_t y) {
-    return uint8_t(kind == LogicKind::And ? (x && y) : (x || y));
-  });
+  // Any nonzero byte is true, so normalise rather than combine bits.
+  if (kind == LogicKind::And)
+    broadcast2(out, outShape, a, aShape, b, bShape,
+               [](uint8_t x, uint8_t y) { return uint8_t(x && y); });
+  else
+    broadcast2(out, outShape, a, aShape, b, bShape,
+               [](uint8_t x, uint8_t y) { return uint8_t(x || y); });
 }
 
 void notU8(uint8_t *out, const uint8_t *in, int64_t n) {
@@ -250,6 +272,17 @@ void where(void *out, const Shape &outShape, const uint8_t *cond,
       detail::broadcastStrides(condShape, outShape),
       detail::broadcastStrides(aShape, outShape),
       detail::broadcastStrides(bShape, outShape)};
+  auto select = [&](auto tag) {
+    using T = decltype(tag);
+    auto *o = static_cast<T *>(out);
+    auto *pa = static_cast<const T *>(a), *pb = static_cast<const T *>(b);
+    detail::forEachBroadcast(outShape, strides,
+                             [&](int64_t i, const int64_t *f) {
+                               o[i] = cond[f[0]] ? pa[f[1]] : pb[f[2]];
+                             });
+  };
+  if (detail::withElementType(elemBytes, select))
+    return;
   auto *o = static_cast<char *>(out);
   auto *pa = static_cast<const char *>(a), *pb = static_cast<const char *>(b);
   detail::forEachBroadcast(outShape, strides, [&](int64_t i, const int64_t *f) {
@@ -293,16 +326,19 @@ void trilu(void *out, const void *in, int64_t batch, int64_t rows,
            int64_t cols, bool upper, int64_t k, int elemBytes) {
   auto *o = static_cast<char *>(out);
   auto *s = static_cast<const char *>(in);
+  const int64_t rowBytes = cols * elemBytes;
   for (int64_t b = 0; b < batch; ++b)
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j) {
-        int64_t e = ((b * rows) + i) * cols + j;
-        bool keep = upper ? j - i >= k : j - i <= k;
-        if (keep)
-          std::memcpy(o + e * elemBytes, s + e * elemBytes, elemBytes);
-        else
-          std::memset(o + e * elemBytes, 0, elemBytes);
-      }
+    for (int64_t i = 0; i < rows; ++i) {
+      // Row i keeps one contiguous column range: j <= i + k (lower) or
+      // j >= i + k (upper).
+      int64_t lo = upper ? std::clamp<int64_t>(i + k, 0, cols) : 0;
+      int64_t hi = upper ? cols : std::clamp<int64_t>(i + k + 1, 0, cols);
+      int64_t row = (b * rows + i) * rowBytes;
+      std::memset(o + row, 0, lo * elemBytes);
+      std::memcpy(o + row + lo * elemBytes, s + row + lo * elemBytes,
+                  (hi - lo) * elemBytes);
+      std::memset(o + row + hi * elemBytes, 0, (cols - hi) * elemBytes);
+    }
 }
 
 } // namespace frenzy::cpu

@@ -1,7 +1,9 @@
 //===- Movement.cpp - transpose, expand, slice, concat, split, gather -----===//
 //
 // Typed by element size so one implementation serves float, int64 and bool.
-// Where the innermost dims are untouched, whole runs move with memcpy.
+// Transpose, expand and slice are one strided copy: the input read through
+// permuted, broadcast or stepped strides (Broadcast.h), whose unit-stride
+// rows move with memcpy. Concat, split and gather move [axis.., inner] runs.
 //
 //===----------------------------------------------------------------------===//
 #include "Broadcast.h"
@@ -23,43 +25,56 @@ void aroundAxis(const Shape &s, int64_t axis, int64_t &outer, int64_t &inner) {
 }
 } // namespace
 
+namespace detail {
+void stridedCopy(void *dst, const void *src, const Shape &shape,
+                 const std::vector<int64_t> &strides, int elemBytes) {
+  std::vector<int64_t> s[1] = {strides};
+  auto *o = static_cast<char *>(dst);
+  auto *in = static_cast<const char *>(src);
+  const int64_t eb = elemBytes;
+  forEachRow(shape, s, [&](int64_t pos, const int64_t *off,
+                           const int64_t *step, int64_t len) {
+    char *d = o + pos * eb;
+    const char *r = in + off[0] * eb;
+    if (step[0] == 1) {
+      std::memcpy(d, r, len * eb);
+      return;
+    }
+    auto gatherRow = [&](auto tag) {
+      using T = decltype(tag);
+      T *y = reinterpret_cast<T *>(d);
+      const T *x = reinterpret_cast<const T *>(r);
+      if (step[0] == 0)
+        std::fill(y, y + len, *x);
+      else
+        for (int64_t j = 0; j < len; ++j)
+          y[j] = x[j * step[0]];
+    };
+    if (!withElementType(elemBytes, gatherRow))
+      for (int64_t j = 0; j < len; ++j)
+        std::memcpy(d + j * eb, r + j * step[0] * eb, eb);
+  });
+}
+} // namespace detail
+
 void transpose(void *out, const void *in, const Shape &inShape,
                const std::vector<int64_t> &perm, int elemBytes) {
-  size_t rank = inShape.size();
-  Shape outShape(rank);
+  // Read the input through permuted strides; trailing dims left in place
+  // coalesce into memcpy rows.
   std::vector<int64_t> inStrides = detail::contiguousStrides(inShape);
-  std::vector<int64_t> strides(rank);
-  for (size_t i = 0; i < rank; ++i) {
+  Shape outShape(perm.size());
+  std::vector<int64_t> strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
     outShape[i] = inShape[perm[i]];
     strides[i] = inStrides[perm[i]];
   }
-  // Copy the trailing dims that stay in place as one run.
-  size_t keep = rank;
-  int64_t run = 1;
-  while (keep > 0 && perm[keep - 1] == int64_t(keep - 1) &&
-         strides[keep - 1] == run) {
-    run *= outShape[keep - 1];
-    --keep;
-  }
-  Shape walk(outShape.begin(), outShape.begin() + keep);
-  std::vector<int64_t> s[1] = {
-      std::vector<int64_t>(strides.begin(), strides.begin() + keep)};
-  auto *o = static_cast<char *>(out);
-  auto *src = static_cast<const char *>(in);
-  int64_t bytes = run * elemBytes;
-  detail::forEachBroadcast(walk, s, [&](int64_t i, const int64_t *off) {
-    std::memcpy(o + i * bytes, src + off[0] * elemBytes, bytes);
-  });
+  detail::stridedCopy(out, in, outShape, strides, elemBytes);
 }
 
 void expand(void *out, const Shape &outShape, const void *in,
             const Shape &inShape, int elemBytes) {
-  std::vector<int64_t> s[1] = {detail::broadcastStrides(inShape, outShape)};
-  auto *o = static_cast<char *>(out);
-  auto *src = static_cast<const char *>(in);
-  detail::forEachBroadcast(outShape, s, [&](int64_t i, const int64_t *off) {
-    std::memcpy(o + i * elemBytes, src + off[0] * elemBytes, elemBytes);
-  });
+  detail::stridedCopy(out, in, outShape,
+                      detail::broadcastStrides(inShape, outShape), elemBytes);
 }
 
 namespace {
@@ -90,13 +105,12 @@ void slice(void *out, const void *in, const Shape &inShape,
            const std::vector<int64_t> &limits,
            const std::vector<int64_t> &strides, int elemBytes) {
   Shape outShape;
-  std::vector<int64_t> s[1];
-  int64_t base = sliceGeometry(inShape, starts, limits, strides, outShape, s[0]);
-  auto *o = static_cast<char *>(out);
-  auto *src = static_cast<const char *>(in) + base * elemBytes;
-  detail::forEachBroadcast(outShape, s, [&](int64_t i, const int64_t *off) {
-    std::memcpy(o + i * elemBytes, src + off[0] * elemBytes, elemBytes);
-  });
+  std::vector<int64_t> s;
+  int64_t base = sliceGeometry(inShape, starts, limits, strides, outShape, s);
+  if (numElements(outShape) == 0)
+    return;
+  detail::stridedCopy(out, static_cast<const char *>(in) + base * elemBytes,
+                      outShape, s, elemBytes);
 }
 
 void sliceGradF32(float *din, const Shape &inShape, const float *dout,
@@ -123,7 +137,7 @@ void concat(void *out, const std::vector<const void *> &inputs,
   for (size_t k = 0; k < inputs.size(); ++k) {
     int64_t run = shapes[k][axis] * inner * elemBytes;
     auto *src = static_cast<const char *>(inputs[k]);
-    for (int64_t i = 0; i < outer; ++i)
+    for (int64_t i = 0; i < outer && run > 0; ++i)
       std::memcpy(o + (i * total + offset) * inner * elemBytes, src + i * run,
                   run);
     offset += shapes[k][axis];
@@ -140,7 +154,7 @@ void split(const std::vector<void *> &outputs, const void *in,
   for (size_t k = 0; k < outputs.size(); ++k) {
     int64_t run = sizes[k] * inner * elemBytes;
     auto *o = static_cast<char *>(outputs[k]);
-    for (int64_t i = 0; i < outer; ++i)
+    for (int64_t i = 0; i < outer && run > 0; ++i)
       std::memcpy(o + i * run,
                   src + (i * inShape[axis] + offset) * inner * elemBytes, run);
     offset += sizes[k];

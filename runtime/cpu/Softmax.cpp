@@ -1,10 +1,14 @@
 //===- Softmax.cpp - softmax and log-softmax over any axis ----------------===//
 //
-// The shape is viewed as [outer, n, inner]; each of the outer * inner lanes
-// is one softmax over n values spaced `inner` apart. Max-subtracted for
-// stability; sums in double.
+// The shape is viewed as [outer, n, inner]: outer * inner independent
+// softmaxes over n values spaced `inner` apart. The last axis (inner == 1,
+// attention scores and logits) runs row by row. Otherwise the n rows of
+// `inner` values are swept whole, keeping inner running maxima and sums, so
+// memory is read contiguously instead of one strided lane at a time.
+// Max-subtracted for stability; sums in double. out may alias in.
 //
 //===----------------------------------------------------------------------===//
+#include "Kernels.h"
 #include "TensorOps.h"
 
 #include <algorithm>
@@ -22,48 +26,85 @@ void lanes(const Shape &shape, int64_t axis, int64_t &outer, int64_t &n,
   for (size_t d = axis + 1; d < shape.size(); ++d)
     inner *= shape[d];
 }
+
+void logSoftmaxRow(float *y, const float *x, int64_t n) {
+  const float mx = *std::max_element(x, x + n);
+  double sum = 0;
+  for (int64_t j = 0; j < n; ++j)
+    sum += std::exp(x[j] - mx);
+  const double lse = double(mx) + std::log(sum);
+  for (int64_t j = 0; j < n; ++j)
+    y[j] = float(double(x[j]) - lse);
+}
 } // namespace
 
 void softmaxF32(float *out, const float *in, const Shape &shape, int64_t axis,
                 bool log) {
   int64_t outer, n, inner;
   lanes(shape, axis, outer, n, inner);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      const float *x = in + o * n * inner + i;
-      float *y = out + o * n * inner + i;
-      float mx = x[0];
-      for (int64_t j = 1; j < n; ++j)
-        mx = std::max(mx, x[j * inner]);
-      double sum = 0;
-      for (int64_t j = 0; j < n; ++j)
-        sum += std::exp(double(x[j * inner] - mx));
-      double lse = std::log(sum);
-      for (int64_t j = 0; j < n; ++j) {
-        double z = double(x[j * inner] - mx);
-        y[j * inner] = float(log ? z - lse : std::exp(z) / sum);
-      }
+  if (n == 0)
+    return;
+  if (inner == 1) {
+    for (int64_t o = 0; o < outer; ++o) {
+      if (log)
+        logSoftmaxRow(out + o * n, in + o * n, n);
+      else
+        softmaxRow(out + o * n, in + o * n, n);
     }
+    return;
+  }
+  std::vector<float> mx(inner);
+  std::vector<double> sum(inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    const float *x = in + o * n * inner;
+    float *y = out + o * n * inner;
+    std::copy(x, x + inner, mx.begin());
+    for (int64_t j = 1; j < n; ++j)
+      for (int64_t i = 0; i < inner; ++i)
+        mx[i] = std::max(mx[i], x[j * inner + i]);
+    // y holds x - max (or its exp) between the passes; each element is read
+    // before it is written, so in == out works.
+    std::fill(sum.begin(), sum.end(), 0.0);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < inner; ++i) {
+        float z = x[j * inner + i] - mx[i];
+        float e = std::exp(z);
+        sum[i] += e;
+        y[j * inner + i] = log ? z : e;
+      }
+    for (int64_t i = 0; i < inner; ++i)
+      sum[i] = log ? std::log(sum[i]) : 1.0 / sum[i];
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < inner; ++i) {
+        float &v = y[j * inner + i];
+        v = log ? float(v - sum[i]) : float(v * sum[i]);
+      }
+  }
 }
 
 void softmaxGradF32(float *din, const float *dout, const float *y,
                     const Shape &shape, int64_t axis, bool log) {
   int64_t outer, n, inner;
   lanes(shape, axis, outer, n, inner);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      int64_t base = o * n * inner + i;
-      double acc = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        int64_t e = base + j * inner;
-        acc += log ? double(dout[e]) : double(dout[e]) * y[e];
+  // acc[i] = sum over the axis of dout * y (softmax) or of dout (log).
+  std::vector<double> acc(inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    const int64_t base = o * n * inner;
+    const float *dy = dout + base, *yy = y + base;
+    float *dx = din + base;
+    std::fill(acc.begin(), acc.end(), 0.0);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t e = j * inner + i;
+        acc[i] += log ? double(dy[e]) : double(dy[e]) * yy[e];
       }
-      for (int64_t j = 0; j < n; ++j) {
-        int64_t e = base + j * inner;
-        din[e] = log ? float(dout[e] - std::exp(double(y[e])) * acc)
-                     : float(y[e] * (dout[e] - acc));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t e = j * inner + i;
+        dx[e] = log ? float(dy[e] - std::exp(double(yy[e])) * acc[i])
+                    : float(yy[e] * (dy[e] - acc[i]));
       }
-    }
+  }
 }
 
 } // namespace frenzy::cpu

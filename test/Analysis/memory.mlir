@@ -3,6 +3,7 @@
 // RUN: frenzy-opt %s -frenzy-autodiff -frenzy-optimizer -frenzy-test-print-memory="precision=bf16-mixed dp=4 zero=1" -o /dev/null | FileCheck %s --check-prefix=ZERO
 // RUN: frenzy-opt %s -frenzy-autodiff -frenzy-optimizer -frenzy-test-print-memory="recompute=full" -o /dev/null | FileCheck %s --check-prefix=FULL
 // RUN: not frenzy-opt %s -frenzy-autodiff -frenzy-test-print-memory="recompute=some" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not frenzy-opt %s -frenzy-autodiff -frenzy-test-print-memory="zero=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADZERO
 
 // x [8, 16] fp32 = 512 B. The matmul result (input of the GELU, 512 B) and
 // the GELU result (input of the second matmul's weight gradient, 512 B) are
@@ -28,6 +29,7 @@
 // FULL: state:
 
 // BAD: unknown recompute 'some'; valid values: none, selective, full
+// BADZERO: unknown ZeRO stage 4; valid values: 0, 1, 2, 3
 module {
   func.func @forward(%x: tensor<8x16xf32>) -> (tensor<f32> {frenzy.name = "loss"}) {
     %w1 = frenzy.param "w1" {storage = "inline", trainable, frenzy.block = #frenzy.block<0>} : tensor<16x16xf32>

@@ -175,6 +175,7 @@ static int predict(ModuleOp module, const frenzy::ClusterSpec &cluster,
     llvm::outs() << input << ": ";
     frenzy::printPrediction(*pred, *model, po, llvm::outs());
   }
+  llvm::outs().flush();
   // Nothing fits anywhere: say by how much.
   const frenzy::TypePrediction *largest = nullptr;
   int64_t need = INT64_MAX;

@@ -1,225 +1,250 @@
-//===- TensorOpsTest.cpp - shape-generic CPU kernels vs naive references --===//
+//===- TensorOpsTest.cpp - elementwise and reduction kernels vs references -===//
 //
-// Each kernel of runtime/cpu/TensorOps.h against a direct, index-by-index
-// reference written here, on shapes that exercise broadcasting on both
-// sides, rank-0 operands, negative indices and steps, and odd sizes.
-// Gradient kernels are covered end to end by unittests/GradCheckTest.cpp.
+// The elementwise, masking, cast and reduction kernels of
+// runtime/cpu/TensorOps.h against direct, index-by-index references
+// (TensorOpsReference.h), on shapes that exercise broadcasting on both sides,
+// rank-0 operands and odd sizes; activation gradients against central finite
+// differences.
 //
 //===----------------------------------------------------------------------===//
-#include "TensorOps.h"
+#include "TensorOpsReference.h"
 
-#include <gtest/gtest.h>
-#include <cmath>
-#include <random>
 
-using namespace frenzy::cpu;
-
-namespace {
-
-std::vector<float> randomFloats(int64_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float &x : v)
-    x = u(rng);
-  return v;
+TEST(TensorOps, NumElements) {
+  EXPECT_EQ(numElements({}), 1);
+  EXPECT_EQ(numElements({3, 0, 2}), 0);
+  EXPECT_EQ(numElements({2, 3, 4}), 24);
 }
 
-/// Row-major index -> multi-index.
-std::vector<int64_t> unravel(int64_t i, const Shape &s) {
-  std::vector<int64_t> idx(s.size());
-  for (size_t d = s.size(); d-- > 0;) {
-    idx[d] = i % s[d];
-    i /= s[d];
-  }
-  return idx;
-}
-
-/// Flat offset of an output multi-index in a right-aligned broadcast input.
-int64_t broadcastOffset(const std::vector<int64_t> &outIdx, const Shape &in) {
-  int64_t off = 0;
-  size_t shift = outIdx.size() - in.size();
-  for (size_t d = 0; d < in.size(); ++d)
-    off = off * in[d] + (in[d] == 1 ? 0 : outIdx[d + shift]);
-  return off;
-}
-
-} // namespace
-
-TEST(TensorOps, BinaryBroadcastsBothSides) {
-  Shape a = {3, 1, 5}, b = {4, 1}, out = {3, 4, 5};
-  auto x = randomFloats(numElements(a), 1), y = randomFloats(numElements(b), 2);
-  std::vector<float> z(numElements(out));
-  binaryF32(BinaryKind::Sub, z.data(), out, x.data(), a, y.data(), b);
-  for (int64_t i = 0; i < numElements(out); ++i) {
-    auto idx = unravel(i, out);
-    EXPECT_FLOAT_EQ(z[i], x[broadcastOffset(idx, a)] - y[broadcastOffset(idx, b)]);
-  }
-  // A rank-0 operand.
-  float s = 2.5f;
-  binaryF32(BinaryKind::Mul, z.data(), out, x.data(), a, &s, {});
-  for (int64_t i = 0; i < numElements(out); ++i)
-    EXPECT_FLOAT_EQ(z[i], x[broadcastOffset(unravel(i, out), a)] * 2.5f);
-}
-
-TEST(TensorOps, CompareWhereAndCast) {
-  Shape a = {2, 3}, b = {3};
-  std::vector<int64_t> x = {1, 5, 3, 4, 2, 6}, y = {3, 3, 3};
-  std::vector<uint8_t> m(6);
-  compareI64(CompareKind::Less, m.data(), a, x.data(), a, y.data(), b);
-  EXPECT_EQ(m, (std::vector<uint8_t>{1, 0, 0, 0, 1, 0}));
-  std::vector<float> p = {1, 2, 3, 4, 5, 6}, q = {-1}, r(6);
-  where(r.data(), a, m.data(), a, p.data(), a, q.data(), {1}, 4);
-  EXPECT_EQ(r, (std::vector<float>{1, -1, -1, -1, 5, -1}));
-  std::vector<float> f = {-1.7f, 0.0f, 2.9f};
-  std::vector<int64_t> i(3);
-  cast(i.data(), DType::I64, f.data(), DType::F32, 3);
-  EXPECT_EQ(i, (std::vector<int64_t>{-1, 0, 2})); // toward zero
-  std::vector<uint8_t> bits(3);
-  cast(bits.data(), DType::Bool, f.data(), DType::F32, 3);
-  EXPECT_EQ(bits, (std::vector<uint8_t>{1, 0, 1}));
-}
-
-TEST(TensorOps, ReduceAndSumToShape) {
-  Shape s = {2, 3, 4};
-  auto x = randomFloats(24, 3);
-  std::vector<float> out(3);
-  reduceF32(ReduceKind::Mean, out.data(), x.data(), s, {0, 2});
-  for (int64_t j = 0; j < 3; ++j) {
-    double ref = 0;
-    for (int64_t i = 0; i < 2; ++i)
-      for (int64_t k = 0; k < 4; ++k)
-        ref += x[(i * 3 + j) * 4 + k];
-    EXPECT_NEAR(out[j], ref / 8, 1e-6);
-  }
-  reduceF32(ReduceKind::Max, out.data(), x.data(), s, {0, 2});
-  for (int64_t j = 0; j < 3; ++j) {
-    float ref = -1e30f;
-    for (int64_t i = 0; i < 2; ++i)
-      for (int64_t k = 0; k < 4; ++k)
-        ref = std::max(ref, x[(i * 3 + j) * 4 + k]);
-    EXPECT_EQ(out[j], ref);
-  }
-  // sumToShape is the adjoint of broadcasting [3, 1] to [2, 3, 4].
-  std::vector<float> col(3);
-  sumToShapeF32(col.data(), {3, 1}, x.data(), s);
-  for (int64_t j = 0; j < 3; ++j) {
-    double ref = 0;
-    for (int64_t i = 0; i < 2; ++i)
-      for (int64_t k = 0; k < 4; ++k)
-        ref += x[(i * 3 + j) * 4 + k];
-    EXPECT_NEAR(col[j], ref, 1e-5);
+TEST(TensorOps, UnaryMatchesFormulas) {
+  using U = UnaryKind;
+  const std::vector<std::pair<U, std::function<double(double)>>> cases = {
+      {U::Neg, [](double x) { return -x; }},
+      {U::Abs, [](double x) { return std::fabs(x); }},
+      {U::Exp, [](double x) { return std::exp(x); }},
+      {U::Log, [](double x) { return std::log(x); }},
+      {U::Sqrt, [](double x) { return std::sqrt(x); }},
+      {U::Reciprocal, [](double x) { return 1 / x; }},
+      {U::Tanh, [](double x) { return std::tanh(x); }},
+      {U::Erf, [](double x) { return std::erf(x); }},
+      {U::Sigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }},
+      {U::Relu, [](double x) { return x > 0 ? x : 0; }},
+      {U::Sin, [](double x) { return std::sin(x); }},
+      {U::Cos, [](double x) { return std::cos(x); }},
+      {U::Silu, [](double x) { return x / (1 + std::exp(-x)); }},
+      {U::GeluTanh,
+       [](double x) {
+         return 0.5 * x *
+                (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+       }},
+      {U::GeluErf,
+       [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }}};
+  auto x = randomFloats(257, 1, -4.0f, 4.0f);
+  auto pos = randomFloats(257, 2, 0.05f, 4.0f); // domain of log, sqrt, 1/x
+  std::vector<float> y(257);
+  for (auto &[kind, ref] : cases) {
+    bool positive = kind == U::Log || kind == U::Sqrt || kind == U::Reciprocal;
+    const auto &in = positive ? pos : x;
+    unaryF32(kind, y.data(), in.data(), 257);
+    for (size_t i = 0; i < in.size(); ++i) {
+      double r = ref(in[i]);
+      EXPECT_NEAR(y[i], r, 2e-6 * std::max(1.0, std::fabs(r)))
+          << "kind " << int(kind) << " x=" << in[i];
+    }
   }
 }
 
-TEST(TensorOps, TransposeExpandSlice) {
-  Shape s = {2, 3, 4};
-  auto x = randomFloats(24, 4);
-  std::vector<float> t(24);
-  transpose(t.data(), x.data(), s, {2, 0, 1}, 4); // out [4, 2, 3]
-  for (int64_t i = 0; i < 24; ++i) {
-    auto o = unravel(i, {4, 2, 3});
-    EXPECT_EQ(t[i], x[(o[1] * 3 + o[2]) * 4 + o[0]]);
+TEST(TensorOps, UnaryGradMatchesFiniteDifferences) {
+  auto x = randomFloats(64, 3, -4.0f, 4.0f), dout = randomFloats(64, 4);
+  for (UnaryKind k : {UnaryKind::Silu, UnaryKind::GeluTanh, UnaryKind::GeluErf}) {
+    std::vector<float> din(64), y(64);
+    unaryGradF32(k, din.data(), dout.data(), x.data(), 64);
+    auto num = numericGradient(x, [&](const std::vector<float> &v) {
+      unaryF32(k, y.data(), v.data(), 64);
+      return dot(dout, y);
+    });
+    EXPECT_LT(relativeError(din, num), 1e-3) << "kind " << int(k);
+    for (size_t i = 0; i < 64; ++i)
+      EXPECT_NEAR(din[i], num[i], 2e-3) << "kind " << int(k) << " i=" << i;
   }
-  transpose(t.data(), x.data(), s, {1, 0, 2}, 4); // inner run kept
-  for (int64_t i = 0; i < 24; ++i) {
-    auto o = unravel(i, {3, 2, 4});
-    EXPECT_EQ(t[i], x[(o[1] * 3 + o[0]) * 4 + o[2]]);
-  }
-  std::vector<float> e(2 * 3 * 4);
-  std::vector<float> col = {1, 2, 3};
-  expand(e.data(), s, col.data(), {3, 1}, 4);
-  for (int64_t i = 0; i < 24; ++i)
-    EXPECT_EQ(e[i], col[unravel(i, s)[1]]);
-  // x[1:2, ::-2 from 2, 1:4:2] -> [1, 2, 2]
-  std::vector<float> sl(4);
-  slice(sl.data(), x.data(), s, {1, 2, 1}, {2, -1, 4}, {1, -2, 2}, 4);
-  int64_t rows[] = {2, 0}, cols[] = {1, 3};
-  for (int r = 0; r < 2; ++r)
-    for (int c = 0; c < 2; ++c)
-      EXPECT_EQ(sl[r * 2 + c], x[(1 * 3 + rows[r]) * 4 + cols[c]]);
 }
 
-TEST(TensorOps, ConcatSplitRoundTripAndGather) {
-  Shape a = {2, 1, 3}, b = {2, 2, 3};
-  auto x = randomFloats(6, 5), y = randomFloats(12, 6);
-  std::vector<float> c(18), xa(6), yb(12);
-  concat(c.data(), {x.data(), y.data()}, {a, b}, 1, 4);
-  EXPECT_EQ(c[0], x[0]);
-  EXPECT_EQ(c[3], y[0]);
-  EXPECT_EQ(c[9], x[3]);
-  split({xa.data(), yb.data()}, c.data(), {2, 3, 3}, 1, {1, 2}, 4);
-  EXPECT_EQ(xa, x);
-  EXPECT_EQ(yb, y);
-  std::vector<int64_t> idx = {2, -1, 0};
-  std::vector<float> g(2 * 3 * 3);
-  ASSERT_TRUE(gather(g.data(), y.data(), {2, 2, 3}, idx.data(), 3, 2, 4));
-  for (int64_t i = 0; i < 2; ++i)
-    for (int64_t j = 0; j < 2; ++j)
-      for (int64_t k = 0; k < 3; ++k) {
-        int64_t src = idx[k] < 0 ? idx[k] + 3 : idx[k];
-        EXPECT_EQ(g[(i * 2 + j) * 3 + k], y[(i * 2 + j) * 3 + src]);
+TEST(TensorOps, BinaryF32BroadcastsBothSides) {
+  using B = BinaryKind;
+  for (auto &[as, bs] : kBroadcastPairs) {
+    Shape out = broadcastShape(as, bs);
+    auto a = randomFloats(numElements(as), 5, 0.1f, 2.0f);
+    auto b = randomFloats(numElements(bs), 6, -2.0f, 2.0f);
+    std::vector<float> z(numElements(out));
+    for (B k : {B::Add, B::Sub, B::Mul, B::Div, B::Pow, B::Max, B::Min}) {
+      binaryF32(k, z.data(), out, a.data(), as, b.data(), bs);
+      for (int64_t i = 0; i < numElements(out); ++i) {
+        auto idx = unravel(i, out);
+        float x = a[broadcastOffset(idx, as)], y = b[broadcastOffset(idx, bs)];
+        float r = k == B::Add ? x + y : k == B::Sub ? x - y : k == B::Mul ? x * y
+                  : k == B::Div ? x / y : k == B::Pow ? std::pow(x, y)
+                  : k == B::Max ? std::max(x, y) : std::min(x, y);
+        ASSERT_FLOAT_EQ(z[i], r) << "kind " << int(k) << " at " << i;
       }
-  idx[0] = 3;
-  EXPECT_FALSE(gather(g.data(), y.data(), {2, 2, 3}, idx.data(), 3, 2, 4));
+    }
+  }
 }
 
-TEST(TensorOps, SoftmaxOverAMiddleAxis) {
-  Shape s = {2, 5, 3};
-  auto x = randomFloats(30, 7);
-  std::vector<float> y(30), l(30);
-  softmaxF32(y.data(), x.data(), s, 1, false);
-  softmaxF32(l.data(), x.data(), s, 1, true);
-  for (int64_t o = 0; o < 2; ++o)
-    for (int64_t i = 0; i < 3; ++i) {
-      double z = 0;
-      for (int64_t j = 0; j < 5; ++j)
-        z += std::exp(double(x[(o * 5 + j) * 3 + i]));
-      for (int64_t j = 0; j < 5; ++j) {
-        int64_t e = (o * 5 + j) * 3 + i;
-        EXPECT_NEAR(y[e], std::exp(x[e]) / z, 1e-6);
-        EXPECT_NEAR(l[e], x[e] - std::log(z), 1e-6);
+TEST(TensorOps, BinaryI64) {
+  using B = BinaryKind;
+  Shape as = {2, 3}, bs = {3}, out = {2, 3};
+  std::vector<int64_t> a = {7, -7, 9, 2, 3, -4}, b = {2, 3, 0}, z(6);
+  binaryI64(B::Div, z.data(), out, a.data(), as, b.data(), bs);
+  EXPECT_EQ(z, (std::vector<int64_t>{3, -2, 0, 1, 1, 0})); // trunc; /0 -> 0
+  binaryI64(B::Pow, z.data(), out, a.data(), as, b.data(), bs);
+  EXPECT_EQ(z, (std::vector<int64_t>{49, -343, 1, 4, 27, 1}));
+  auto x = randomInts(24, 7, -50, 50), y = randomInts(4, 8, -50, 50);
+  std::vector<int64_t> w(24);
+  for (B k : {B::Add, B::Sub, B::Mul, B::Max, B::Min}) {
+    binaryI64(k, w.data(), {2, 3, 4}, x.data(), {2, 3, 4}, y.data(), {4});
+    for (int64_t i = 0; i < 24; ++i) {
+      int64_t p = x[i], q = y[i % 4];
+      EXPECT_EQ(w[i], k == B::Add ? p + q : k == B::Sub ? p - q
+                      : k == B::Mul ? p * q : k == B::Max ? std::max(p, q)
+                                                          : std::min(p, q));
+    }
+  }
+}
+
+TEST(TensorOps, CompareLogicNot) {
+  using C = CompareKind;
+  for (auto &[as, bs] : kBroadcastPairs) {
+    Shape out = broadcastShape(as, bs);
+    // Few distinct values so that ties (Equal, LessEqual) really occur.
+    auto a = randomInts(numElements(as), 9, 0, 2), b = randomInts(numElements(bs), 10, 0, 2);
+    std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
+    std::vector<uint8_t> m(numElements(out)), mf(m.size());
+    for (C k : {C::Equal, C::Less, C::LessEqual, C::Greater, C::GreaterEqual}) {
+      compareI64(k, m.data(), out, a.data(), as, b.data(), bs);
+      compareF32(k, mf.data(), out, af.data(), as, bf.data(), bs);
+      for (int64_t i = 0; i < numElements(out); ++i) {
+        auto idx = unravel(i, out);
+        int64_t x = a[broadcastOffset(idx, as)], y = b[broadcastOffset(idx, bs)];
+        bool r = k == C::Equal ? x == y : k == C::Less ? x < y
+                 : k == C::LessEqual ? x <= y : k == C::Greater ? x > y : x >= y;
+        ASSERT_EQ(m[i], uint8_t(r));
+        ASSERT_EQ(mf[i], uint8_t(r));
+      }
+    }
+  }
+  std::vector<uint8_t> p = {0, 2, 1, 0, 1, 1}, q = {1, 0, 3}, r(6);
+  logicU8(LogicKind::And, r.data(), {2, 3}, p.data(), {2, 3}, q.data(), {3});
+  EXPECT_EQ(r, (std::vector<uint8_t>{0, 0, 1, 0, 0, 1}));
+  logicU8(LogicKind::Or, r.data(), {2, 3}, p.data(), {2, 3}, q.data(), {3});
+  EXPECT_EQ(r, (std::vector<uint8_t>{1, 1, 1, 1, 1, 1}));
+  notU8(r.data(), p.data(), 6);
+  EXPECT_EQ(r, (std::vector<uint8_t>{1, 0, 0, 1, 0, 0}));
+}
+
+TEST(TensorOps, WhereBroadcastsThreeWays) {
+  Shape cs = {2, 1, 4}, as = {3, 1}, bs = {}, out = {2, 3, 4};
+  auto c = randomInts(numElements(cs), 11, 0, 1);
+  std::vector<uint8_t> cond(c.begin(), c.end());
+  for (int eb : {1, 4, 8}) {
+    std::vector<uint8_t> a(numElements(as) * eb), b(eb), z(numElements(out) * eb);
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = uint8_t(i + 1);
+    std::fill(b.begin(), b.end(), uint8_t(0xEE));
+    where(z.data(), out, cond.data(), cs, a.data(), as, b.data(), bs, eb);
+    for (int64_t i = 0; i < numElements(out); ++i) {
+      auto idx = unravel(i, out);
+      const uint8_t *src = cond[broadcastOffset(idx, cs)]
+                               ? &a[broadcastOffset(idx, as) * eb] : b.data();
+      ASSERT_EQ(std::memcmp(&z[i * eb], src, eb), 0) << "eb " << eb << " i " << i;
+    }
+  }
+}
+
+TEST(TensorOps, Cast) {
+  std::vector<float> f = {-1.7f, 0.0f, 2.9f, -0.2f};
+  std::vector<int64_t> i(4);
+  cast(i.data(), DType::I64, f.data(), DType::F32, 4);
+  EXPECT_EQ(i, (std::vector<int64_t>{-1, 0, 2, 0})); // toward zero
+  std::vector<int32_t> i32(4);
+  cast(i32.data(), DType::I32, i.data(), DType::I64, 4);
+  EXPECT_EQ(i32, (std::vector<int32_t>{-1, 0, 2, 0}));
+  std::vector<uint8_t> bits(4);
+  cast(bits.data(), DType::Bool, f.data(), DType::F32, 4);
+  EXPECT_EQ(bits, (std::vector<uint8_t>{1, 0, 1, 1}));
+  std::vector<float> back(4);
+  cast(back.data(), DType::F32, bits.data(), DType::Bool, 4);
+  EXPECT_EQ(back, (std::vector<float>{1, 0, 1, 1}));
+  cast(back.data(), DType::F32, i32.data(), DType::I32, 4);
+  EXPECT_EQ(back, (std::vector<float>{-1, 0, 2, 0}));
+  std::vector<int64_t> same(4);
+  cast(same.data(), DType::I64, i.data(), DType::I64, 4);
+  EXPECT_EQ(same, i);
+}
+
+TEST(TensorOps, TriluKeepsTheTriangle) {
+  const int64_t B = 2, R = 3, C = 5;
+  auto x = randomInts(B * R * C, 12, 1, 100);
+  std::vector<int64_t> y(x.size());
+  for (bool upper : {false, true})
+    for (int64_t k : {-4, -1, 0, 1, 2, 7}) {
+      trilu(y.data(), x.data(), B, R, C, upper, k, 8);
+      for (int64_t e = 0; e < B * R * C; ++e) {
+        int64_t i = e / C % R, j = e % C;
+        bool keep = upper ? j - i >= k : j - i <= k;
+        ASSERT_EQ(y[e], keep ? x[e] : 0) << upper << " k=" << k << " e=" << e;
       }
     }
 }
 
-TEST(TensorOps, MatmulBroadcastsBatch) {
-  Shape a = {2, 1, 3, 4}, b = {3, 4, 5}, out = {2, 3, 3, 5};
-  auto x = randomFloats(numElements(a), 8), y = randomFloats(numElements(b), 9);
-  std::vector<float> z(numElements(out));
-  matmulF32(z.data(), out, x.data(), a, y.data(), b);
-  for (int64_t i = 0; i < 2; ++i)
-    for (int64_t j = 0; j < 3; ++j)
-      for (int64_t m = 0; m < 3; ++m)
-        for (int64_t n = 0; n < 5; ++n) {
-          double ref = 0;
-          for (int64_t k = 0; k < 4; ++k)
-            ref += x[(i * 3 + m) * 4 + k] * y[(j * 4 + k) * 5 + n];
-          EXPECT_NEAR(z[((i * 3 + j) * 3 + m) * 5 + n], ref, 1e-5);
-        }
-}
-
-TEST(TensorOps, DropoutIsSeededAndUnbiased) {
-  const int64_t n = 100000;
-  std::vector<float> ones(n, 1.0f), a(n), b(n), c(n);
-  dropoutF32(a.data(), ones.data(), n, 0.25f, 42);
-  dropoutF32(b.data(), ones.data(), n, 0.25f, 42);
-  dropoutF32(c.data(), ones.data(), n, 0.25f, 43);
-  EXPECT_EQ(a, b);
-  EXPECT_NE(a, c);
-  int64_t dropped = 0;
-  for (float v : a) {
-    dropped += v == 0.0f;
-    EXPECT_TRUE(v == 0.0f || std::fabs(v - 1.0f / 0.75f) < 1e-6f);
+TEST(TensorOps, ReduceEveryAxisSet) {
+  Shape s = {2, 3, 1, 4};
+  auto x = randomFloats(numElements(s), 13);
+  for (unsigned mask = 0; mask < 16; ++mask) {
+    std::vector<int64_t> axes;
+    Shape keep = s;
+    for (int64_t d = 0; d < 4; ++d)
+      if (mask >> d & 1) {
+        axes.push_back(d);
+        keep[d] = 1;
+      }
+    for (ReduceKind k : {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Max,
+                         ReduceKind::Min}) {
+      std::vector<double> ref(numElements(keep), k == ReduceKind::Max ? -1e30
+                                                 : k == ReduceKind::Min ? 1e30 : 0);
+      for (int64_t i = 0; i < numElements(s); ++i) {
+        double &r = ref[broadcastOffset(unravel(i, s), keep)];
+        r = k == ReduceKind::Max ? std::max(r, double(x[i]))
+            : k == ReduceKind::Min ? std::min(r, double(x[i])) : r + x[i];
+      }
+      std::vector<float> out(ref.size()), again(ref.size());
+      reduceF32(k, out.data(), x.data(), s, axes);
+      reduceF32(k, again.data(), x.data(), s, axes);
+      EXPECT_EQ(std::memcmp(out.data(), again.data(), out.size() * 4), 0);
+      double count = double(numElements(s)) / double(ref.size());
+      for (size_t i = 0; i < ref.size(); ++i)
+        ASSERT_NEAR(out[i], k == ReduceKind::Mean ? ref[i] / count : ref[i], 1e-6)
+            << "mask " << mask << " kind " << int(k);
+    }
   }
-  EXPECT_NEAR(double(dropped) / n, 0.25, 0.01);
 }
 
-TEST(TensorOps, TriluKeepsTheTriangle) {
-  std::vector<float> x(2 * 3 * 4, 1.0f), y(24);
-  trilu(y.data(), x.data(), 2, 3, 4, /*upper=*/false, /*k=*/1, 4);
-  for (int64_t b = 0; b < 2; ++b)
-    for (int64_t i = 0; i < 3; ++i)
-      for (int64_t j = 0; j < 4; ++j)
-        EXPECT_EQ(y[(b * 3 + i) * 4 + j], j - i <= 1 ? 1.0f : 0.0f);
+TEST(TensorOps, SumToShapeIsTheAdjointOfExpand) {
+  Shape in = {2, 3, 4, 5};
+  auto x = randomFloats(numElements(in), 14), w = randomFloats(numElements(in), 15);
+  for (Shape out : std::vector<Shape>{{}, {1}, {5}, {4, 1}, {3, 1, 5}, {2, 1, 1, 5},
+                                      {1, 1, 1, 1}, {2, 3, 4, 5}}) {
+    std::vector<float> s(numElements(out)), e(numElements(in));
+    auto v = randomFloats(numElements(out), 16);
+    sumToShapeF32(s.data(), out, x.data(), in);
+    std::vector<double> ref(s.size(), 0.0);
+    for (int64_t i = 0; i < numElements(in); ++i)
+      ref[broadcastOffset(unravel(i, in), out)] += x[i];
+    for (size_t i = 0; i < s.size(); ++i)
+      ASSERT_NEAR(s[i], ref[i], 1e-5);
+    // <expand(v), x> == <v, sumToShape(x)>
+    expand(e.data(), in, v.data(), out, 4);
+    for (int64_t i = 0; i < numElements(in); ++i)
+      ASSERT_EQ(e[i], v[broadcastOffset(unravel(i, in), out)]);
+    EXPECT_NEAR(dot(e, x), dot(v, s), 1e-4);
+  }
 }

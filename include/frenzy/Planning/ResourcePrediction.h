@@ -44,6 +44,11 @@ struct PredictOptions {
   int64_t maxLayouts = 8;
 };
 
+/// Fills l.peakBytes and l.worstStage: the per-rank peak of the fullest
+/// pipeline stage (layers split evenly, embedding first, head last, 1F1B).
+void evaluateLayout(const MemoryModel &model, const MemoryOverheads &o,
+                    Layout &l);
+
 /// Errors: a GPU type the catalogue does not know.
 llvm::Expected<std::vector<TypePrediction>>
 predictResources(const MemoryModel &model, const ClusterSpec &cluster,
