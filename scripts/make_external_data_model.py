@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Writes a Llama-2-7B-shaped ONNX model whose weights are external data in one sparse side file."""
 # Usage: make_external_data_model.py OUT.onnx [--layers N] [--report]
+#        make_external_data_model.py OUT.onnx --shape gpt3-175b
+#   gpt3-175b: the same decoder at GPT-3 175B's size (96 layers, width 12288,
+#   96 heads, vocab 50257); the SwiGLU hidden 32768 gives the 3 x 12288 x
+#   32768 MLP weights of GPT-3's 2 x 12288 x 49152, so ~175B parameters.
 #
 # Needs only the onnx package. The graph is built with onnx.helper the way
 # torch.onnx lays out a Llama decoder (node names /model/layers.N/..., a bias-free
@@ -22,7 +26,8 @@ VOCAB, DIM, HEADS, FFN, LAYERS = 32000, 4096, 32, 11008, 32
 LLAMA2_7B_PARAMS = 6_738_415_616
 
 
-def build(layers, data_name):
+def build(layers, data_name, dims=(VOCAB, DIM, HEADS, FFN)):
+    VOCAB, DIM, HEADS, FFN = dims
     nodes, inits = [], []
     offset = 0  # running byte offset into the side file
     count = 0
@@ -121,10 +126,17 @@ def main():
     ap.add_argument("out", help="model path; the weights go to OUT.data beside it")
     ap.add_argument("--layers", type=int, default=LAYERS, help="decoder layers (default 32)")
     ap.add_argument("--report", action="store_true", help="print op types and one layer's nodes")
+    ap.add_argument("--shape", choices=["llama2-7b", "gpt3-175b"], default="llama2-7b",
+                    help="model size (default llama2-7b)")
     a = ap.parse_args()
     data_name = os.path.basename(a.out) + ".data"
-    model, count, size = build(a.layers, data_name)
-    if a.layers == LAYERS:
+    if a.shape == "gpt3-175b":
+        layers = 96 if a.layers == LAYERS else a.layers
+        model, count, size = build(layers, data_name, (50257, 12288, 96, 32768))
+        a.layers = layers
+    else:
+        model, count, size = build(a.layers, data_name)
+    if a.shape == "llama2-7b" and a.layers == LAYERS:
         assert count == LLAMA2_7B_PARAMS, count
     with open(a.out, "wb") as f:
         f.write(model.SerializeToString())

@@ -69,7 +69,7 @@ frenzy::predictResources(const MemoryModel &model, const ClusterSpec &cluster,
                          const PredictOptions &options) {
   std::vector<TypePrediction> out;
   for (const ClusterNode &node : cluster.nodes) {
-    const GpuType *g = findGpuType(node.gpu);
+    const GpuType *g = cluster.gpuType(node.gpu);
     if (!g)
       return llvm::createStringError(
           std::errc::invalid_argument,

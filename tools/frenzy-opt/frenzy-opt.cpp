@@ -10,6 +10,7 @@
 #include "frenzy/Cluster/ClusterSpec.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
 #include "frenzy/Plan/PlanWriter.h"
+#include "frenzy/Planning/Partitioner.h"
 #include "frenzy/Planning/ResourcePrediction.h"
 #include "plan.pb.h"
 #include "frenzy/Import/OnnxImporter.h"
@@ -47,7 +48,9 @@ static cl::list<std::string>
     dimBindings("dim", cl::desc("Bind a symbolic dim by name: NAME=VALUE"),
                 cl::cat(frenzyCategory));
 static cl::opt<std::string>
-    emitKind("emit", cl::desc("What to print for a model: mlir or summary"),
+    emitKind("emit",
+             cl::desc("What to print for a model: mlir, summary, or with "
+                      "--cluster report (the partition plan) or json"),
              cl::init("mlir"), cl::cat(frenzyCategory));
 static cl::opt<bool>
     noDefaultPipeline("no-default-pipeline",
@@ -78,6 +81,14 @@ static cl::opt<int64_t> globalBatch(
     cl::desc("Sequences per optimizer step for --predict-resources "
              "(default: --batch, else 1)"),
     cl::init(0), cl::cat(trainCategory));
+static cl::opt<bool> explainPlan(
+    "explain",
+    cl::desc("With --emit=report: list the alternatives considered and why "
+             "each lost"),
+    cl::init(false), cl::cat(trainCategory));
+static cl::opt<std::string> recomputeMode(
+    "recompute", cl::desc("none, selective or full (partitioner)"),
+    cl::init("selective"), cl::cat(trainCategory));
 static cl::opt<bool> emitJson("json",
                               cl::desc("--predict-resources output as JSON"),
                               cl::init(false), cl::cat(trainCategory));
@@ -142,7 +153,8 @@ static std::optional<frenzy::ClusterSpec> readCluster() {
                  << "\n";
     return std::nullopt;
   }
-  if (!predictResources && cluster->totalDevices() != 1) {
+  bool partitioning = emitKind == "report" || emitKind == "json";
+  if (!predictResources && !partitioning && cluster->totalDevices() != 1) {
     llvm::errs() << "frenzy-opt: error: " << clusterFile << ": the cluster has "
                  << cluster->totalDevices()
                  << " devices; this build plans single-device clusters only "
@@ -196,6 +208,53 @@ static int predict(ModuleOp module, const frenzy::ClusterSpec &cluster,
                                     double(1ll << 30))
                << " GiB; add GPUs, use a smaller global batch or sequence\n";
   return 1;
+}
+
+/// --emit=report|json: the heterogeneous partition of the cluster.
+static int emitPartition(ModuleOp module, const frenzy::ClusterSpec &cluster) {
+  auto memory = frenzy::MemoryModel::build(module, std::nullopt);
+  if (failed(memory))
+    return 1;
+  auto cost = frenzy::CostModel::build(module, memory->precision());
+  if (failed(cost))
+    return 1;
+  frenzy::PartitionOptions po;
+  po.globalBatch = globalBatch > 0 ? int64_t(globalBatch)
+                   : batchSize > 0 ? int64_t(batchSize)
+                                   : 8;
+  po.seq = seqLength > 0 ? int64_t(seqLength) : 1024;
+  auto r = frenzy::parseRecompute(recomputeMode);
+  if (!r) {
+    llvm::errs() << "frenzy-opt: error: unknown --recompute '" << recomputeMode
+                 << "'; valid values: none, selective, full\n";
+    return 1;
+  }
+  po.recompute = *r;
+  std::vector<frenzy::Alternative> alternatives;
+  auto plan = frenzy::partition(*cost, *memory, cluster, po,
+                                explainPlan ? &alternatives : nullptr);
+  if (!plan) {
+    llvm::errs() << "frenzy-opt: error: " << clusterFile << ": "
+                 << llvm::toString(plan.takeError()) << "\n";
+    return 1;
+  }
+  if (emitKind == "json") {
+    frenzy::printPlanJson(*plan, cluster, *cost, po, llvm::outs());
+    return 0;
+  }
+  frenzy::printPlanReport(*plan, cluster, *cost, po, llvm::outs());
+  if (explainPlan) {
+    llvm::outs() << "alternatives considered (" << alternatives.size()
+                 << "), fastest first:\n";
+    size_t shown = 0;
+    for (const frenzy::Alternative &a : alternatives) {
+      if (++shown > 25)
+        break;
+      llvm::outs() << llvm::formatv("  {0,8:f1} ms  {1}  [{2}]\n",
+                                    a.stepSeconds * 1e3, a.description, a.why);
+    }
+  }
+  return 0;
 }
 
 /// Writes plan.bin.
@@ -272,17 +331,23 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   bool planning = !clusterFile.empty();
   bool emitPlan = planning && emitKind.getNumOccurrences() == 0 &&
                   !predictResources;
+  bool partitioning = emitKind == "report" || emitKind == "json";
   if (predictResources && !planning) {
     llvm::errs() << "frenzy-opt: error: --predict-resources needs "
                     "--cluster=C.yaml\n";
     return 1;
   }
-  if (predictResources)
-    options.batch = 1; // the memory model scales from micro-batch 1
-  if (emitKind != "mlir" && emitKind != "summary") {
-    llvm::errs() << "frenzy-opt: error: --emit must be 'mlir' or 'summary', "
-                    "got '"
+  if (predictResources || partitioning)
+    options.batch = 1; // the memory and cost models scale from batch 1
+  if (emitKind != "mlir" && emitKind != "summary" && !partitioning) {
+    llvm::errs() << "frenzy-opt: error: --emit must be mlir, summary, report "
+                    "or json, got '"
                  << emitKind << "'\n";
+    return 1;
+  }
+  if (partitioning && !planning) {
+    llvm::errs() << "frenzy-opt: error: --emit=" << emitKind
+                 << " needs --cluster=C.yaml\n";
     return 1;
   }
   if (emitPlan && output == "-") {
@@ -326,6 +391,8 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     return 1;
   if (predictResources)
     return predict(*module, *cluster, input);
+  if (partitioning)
+    return emitPartition(*module, *cluster);
   if (emitPlan)
     return writePlan(*module, input, *cluster, output);
 

@@ -8,6 +8,8 @@
 #ifndef FRENZY_CLUSTER_CLUSTERSPEC_H
 #define FRENZY_CLUSTER_CLUSTERSPEC_H
 
+#include "frenzy/Cluster/GpuCatalogue.h"
+
 #include "llvm/Support/Error.h"
 #include <string>
 #include <vector>
@@ -18,12 +20,28 @@ struct ClusterNode {
   std::string name;
   std::string gpu;  // GPU type, or "cpu" for CPU ranks
   int64_t count = 0;
+  std::string link = "pcie";   // intra-node: nvlink or pcie
+  double linkGBs = 0;          // intra-node bandwidth, GB/s (0: by link)
+  double bandwidthGBs() const; // linkGBs or the link's default
+};
+
+/// The inter-node network, one figure for every node pair.
+struct ClusterNetwork {
+  double bandwidthGbps = 25;   // Gb/s per node
+  double latencyUs = 10;       // microseconds per message
 };
 
 struct ClusterSpec {
   std::string name;
   std::vector<ClusterNode> nodes;
+  ClusterNetwork network;
+  /// GPU types described in the file: new ones, or overrides of catalogue
+  /// entries of the same name.
+  std::vector<GpuType> gpuTypes;
   int64_t totalDevices() const;
+  /// The file's description of a GPU type, else the catalogue's; null if
+  /// neither knows it.
+  const GpuType *gpuType(llvm::StringRef name) const;
 };
 
 /// Parses and validates a cluster file; errors name the file, the line and

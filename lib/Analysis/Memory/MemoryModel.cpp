@@ -117,6 +117,39 @@ FailureOr<MemoryModel> MemoryModel::build(ModuleOp module,
   return m;
 }
 
+const MemoryModel::LayerTable &MemoryModel::table(int r, int64_t tp,
+                                                  bool sp) const {
+  LayerTable &t = tables[{r, tp, sp}];
+  if (!t.saved.empty())
+    return t;
+  int64_t L = std::max<int64_t>(0, layers);
+  t.splitParams.assign(L + 1, 0);
+  t.wholeParams.assign(L + 1, 0);
+  t.buffers.assign(L + 1, 0);
+  t.saved.assign(L + 1, 0);
+  std::vector<int64_t> level0(L, 0);
+  for (int64_t l = 0; l < L; ++l) {
+    const BlockInfo *b = find(l);
+    BlockInfo empty;
+    if (!b)
+      b = &empty;
+    t.splitParams[l + 1] = t.splitParams[l] + b->splitParams;
+    t.wholeParams[l + 1] = t.wholeParams[l] + b->wholeParams;
+    t.buffers[l + 1] = t.buffers[l] + b->buffers;
+    t.saved[l + 1] = t.saved[l] + b->saved[r].at(tp, sp);
+    level0[l] = b->transient[r].at(tp, sp);
+  }
+  t.transientMax.push_back(level0);
+  for (int64_t len = 2; len <= L; len *= 2) {
+    const std::vector<int64_t> &prev = t.transientMax.back();
+    std::vector<int64_t> next(L - len + 1);
+    for (int64_t i = 0; i + len <= L; ++i)
+      next[i] = std::max(prev[i], prev[i + len / 2]);
+    t.transientMax.push_back(next);
+  }
+  return t;
+}
+
 StageMemory MemoryModel::query(const StageQuery &q,
                                const MemoryOverheads &o) const {
   StageMemory s;
@@ -135,8 +168,20 @@ StageMemory MemoryModel::query(const StageQuery &q,
   };
   if (q.embed)
     add(BlockAttr::kEmbed);
-  for (int64_t l = q.firstLayer; l <= q.lastLayer; ++l)
-    add(l);
+  int64_t first = std::max<int64_t>(0, q.firstLayer);
+  int64_t last = std::min<int64_t>(q.lastLayer, layers - 1);
+  if (last >= first) {
+    const LayerTable &t = table(r, q.tp, q.sequenceParallel);
+    splitParams += t.splitParams[last + 1] - t.splitParams[first];
+    wholeParams += t.wholeParams[last + 1] - t.wholeParams[first];
+    buffers += t.buffers[last + 1] - t.buffers[first];
+    saved += t.saved[last + 1] - t.saved[first];
+    int64_t len = last - first + 1, k = 0;
+    while ((int64_t(2) << k) <= len)
+      ++k;
+    transient = std::max({transient, t.transientMax[k][first],
+                          t.transientMax[k][last + 1 - (int64_t(1) << k)]});
+  }
   if (q.head)
     add(BlockAttr::kHead);
   int64_t params = (splitParams + q.tp - 1) / q.tp + wholeParams;

@@ -13,6 +13,8 @@
 
 #include "frenzy/Analysis/Memory/MemoryAnalysis.h"
 
+#include <tuple>
+
 namespace frenzy {
 
 /// Per-GPU memory the tensors cannot use.
@@ -66,7 +68,16 @@ private:
   BlockInfo &blockInfo(int64_t block);
   const BlockInfo *find(int64_t block) const;
 
+  /// Layer-range sums (prefix arrays) and maxima (sparse table) for one
+  /// (recompute, TP, SP) combination, so a query is O(1) in the range.
+  struct LayerTable {
+    std::vector<int64_t> splitParams, wholeParams, buffers, saved;
+    std::vector<std::vector<int64_t>> transientMax; // [log2 len][start]
+  };
+  const LayerTable &table(int r, int64_t tp, bool sp) const;
+
   std::map<int64_t, BlockInfo> blocks; // BlockAttr index -> info
+  mutable std::map<std::tuple<int, int64_t, bool>, LayerTable> tables;
   int64_t layers = 0, batch0 = 1, moments = 2, ioBytes = 0;
   Precision prec = Precision::FP32;
 };

@@ -1,0 +1,124 @@
+//===- PlanReport.cpp - the partition plan as a table or JSON -------------===//
+#include "frenzy/Planning/Partitioner.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace frenzy;
+
+namespace {
+
+std::string layers(const Stage &s) {
+  std::string r;
+  if (s.embed)
+    r += "embed ";
+  if (s.lastLayer >= s.firstLayer)
+    r += llvm::formatv("{0}-{1}", s.firstLayer, s.lastLayer).str();
+  if (s.head)
+    r += " head";
+  return r;
+}
+
+struct Totals {
+  double tokensPerSecond = 0, mfu = 0, clusterTflops = 0;
+  int64_t gpusUsed = 0, gpusTotal = 0;
+};
+
+Totals totals(const PartitionPlan &plan, const ClusterSpec &cluster,
+              const CostModel &cost, const PartitionOptions &o) {
+  Totals t;
+  for (const ClusterNode &n : cluster.nodes) {
+    t.gpusTotal += n.count;
+    if (const GpuType *g = cluster.gpuType(n.gpu))
+      t.clusterTflops += g->tensorTflops * double(n.count);
+  }
+  for (const Pipeline &p : plan.pipelines)
+    for (const Stage &s : p.stages)
+      t.gpusUsed += s.tp();
+  double step = plan.stepSeconds();
+  t.tokensPerSecond = double(o.globalBatch * o.seq) / step;
+  t.mfu = cost.flopsPerSequence() * double(o.globalBatch) / step /
+          (t.clusterTflops * 1e12);
+  return t;
+}
+
+} // namespace
+
+void frenzy::printPlanReport(const PartitionPlan &plan,
+                             const ClusterSpec &cluster, const CostModel &cost,
+                             const PartitionOptions &o,
+                             llvm::raw_ostream &os) {
+  Totals t = totals(plan, cluster, cost, o);
+  os << llvm::formatv("plan: {0} pipeline(s), {1} of {2} GPUs, micro-batch "
+                      "{3}, global batch {4} x {5}, {6}, recompute {7}\n",
+                      plan.pipelines.size(), t.gpusUsed, t.gpusTotal,
+                      plan.microBatch, o.globalBatch, o.seq,
+                      precisionName(cost.precision()),
+                      recomputeName(o.recompute));
+  for (size_t p = 0; p < plan.pipelines.size(); ++p) {
+    const Pipeline &pipe = plan.pipelines[p];
+    os << llvm::formatv("pipeline {0}: {1} stage(s), {2} micro-batches "
+                        "({3} sequences), {4:f1} ms\n",
+                        p, pipe.stages.size(), pipe.microBatches,
+                        pipe.microBatches * plan.microBatch,
+                        pipe.seconds() * 1e3);
+    for (size_t s = 0; s < pipe.stages.size(); ++s) {
+      const Stage &st = pipe.stages[s];
+      const ClusterNode &node = cluster.nodes[st.node];
+      const GpuType *g = cluster.gpuType(node.gpu);
+      std::string devs;
+      for (int64_t d : st.devices)
+        devs += (devs.empty() ? "" : ",") + std::to_string(d);
+      os << llvm::formatv(
+          "  stage {0}: {1} {2} gpus [{3}] tp {4}  layers {5}  memory "
+          "{6:f1}/{7:f1} GiB  {8:f2} ms per micro-batch\n",
+          s, node.name, g->name, devs, st.tp(), layers(st),
+          double(st.peakBytes) / double(1ll << 30),
+          double(g->memoryBytes) / double(1ll << 30), st.seconds * 1e3);
+    }
+  }
+  os << llvm::formatv("step: {0:f1} ms (pipelines {1:f1}, gradient "
+                      "all-reduce {2:f1}, optimizer {3:f1})\n",
+                      plan.stepSeconds() * 1e3, plan.pipelineSeconds * 1e3,
+                      plan.allReduceSeconds * 1e3,
+                      plan.optimizerSeconds * 1e3);
+  os << llvm::formatv("throughput: {0:f0} tokens/s, MFU {1:f1}% of the "
+                      "cluster's {2:f0} TFLOPS\n",
+                      t.tokensPerSecond, 100.0 * t.mfu, t.clusterTflops);
+}
+
+void frenzy::printPlanJson(const PartitionPlan &plan,
+                           const ClusterSpec &cluster, const CostModel &cost,
+                           const PartitionOptions &o, llvm::raw_ostream &os) {
+  Totals t = totals(plan, cluster, cost, o);
+  llvm::json::Array pipes;
+  for (const Pipeline &p : plan.pipelines) {
+    llvm::json::Array stages;
+    for (const Stage &s : p.stages) {
+      llvm::json::Array devs;
+      for (int64_t d : s.devices)
+        devs.push_back(d);
+      stages.push_back(llvm::json::Object{
+          {"node", cluster.nodes[s.node].name},
+          {"gpu", cluster.nodes[s.node].gpu},
+          {"devices", std::move(devs)},
+          {"first_layer", s.firstLayer},
+          {"last_layer", s.lastLayer},
+          {"embed", s.embed},
+          {"head", s.head},
+          {"peak_bytes", s.peakBytes},
+          {"seconds_per_micro_batch", s.seconds}});
+    }
+    pipes.push_back(llvm::json::Object{{"micro_batches", p.microBatches},
+                                       {"seconds", p.seconds()},
+                                       {"stages", std::move(stages)}});
+  }
+  llvm::json::Object root{{"micro_batch", plan.microBatch},
+                          {"global_batch", o.globalBatch},
+                          {"seq", o.seq},
+                          {"step_seconds", plan.stepSeconds()},
+                          {"tokens_per_second", t.tokensPerSecond},
+                          {"mfu", t.mfu},
+                          {"pipelines", std::move(pipes)}};
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
+}
