@@ -18,6 +18,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <deque>
 #include <map>
 #include <set>
 
@@ -28,7 +29,7 @@ namespace {
 struct TypeGroup {
   const GpuType *gpu = nullptr;
   std::vector<int> nodes; // cluster node indices, in file order
-  int64_t minPerNode = INT64_MAX;
+  int64_t minPerNode = INT64_MAX, maxPerNode = 0;
   int64_t smallestNeed = INT64_MAX; // for the error when nothing fits
 };
 
@@ -71,6 +72,16 @@ private:
   double quickSeconds(const std::vector<TypeGroup> &groups,
                       const std::vector<const Template *> &chosen,
                       int64_t mb) const;
+  /// Water-filled batch shares, all-reduce and optimizer time of a plan
+  /// whose stages have their seconds.
+  void finish(PartitionPlan &plan) const;
+  int64_t stageParams(const Stage &st) const;
+
+public:
+  /// Stage times, memory and the step time of a plan given as stages.
+  llvm::Expected<PartitionPlan> evaluate(PartitionPlan plan) const;
+
+private:
   /// Ring all-reduce of one rank's gradients between pipelines over the
   /// slowest link (the network when they span nodes).
   double allReduceSeconds(int64_t pipelines, int64_t params,
@@ -223,6 +234,105 @@ std::optional<Template> Search::shape(std::vector<TypeGroup> &groups,
   return t;
 }
 
+int64_t Search::stageParams(const Stage &st) const {
+  int64_t params = (st.embed ? cost.blockParams(-1) : 0) +
+                   (st.head ? cost.blockParams(INT64_MAX) : 0);
+  for (int64_t l = st.firstLayer; l <= st.lastLayer; ++l)
+    params += cost.blockParams(l);
+  return params / st.tp();
+}
+
+void Search::finish(PartitionPlan &plan) const {
+  // Water-filling: the smallest finish time T at which the pipelines can
+  // take all micro-batches, then trim the surplus from the latest.
+  int64_t M = opts.globalBatch / plan.microBatch;
+  auto count = [&](double T) {
+    int64_t n = 0;
+    for (const Pipeline &p : plan.pipelines)
+      n += std::max<int64_t>(
+          0, int64_t(std::floor(T / p.stageSeconds + 1e-9)) -
+                 int64_t(p.stages.size()) + 1);
+    return n;
+  };
+  double lo = 0, hi = 1;
+  while (count(hi) < M)
+    hi *= 2;
+  for (int i = 0; i < 64; ++i) {
+    double mid = 0.5 * (lo + hi);
+    (count(mid) >= M ? hi : lo) = mid;
+  }
+  int64_t total = 0;
+  for (Pipeline &p : plan.pipelines) {
+    p.microBatches = std::max<int64_t>(
+        0, int64_t(std::floor(hi / p.stageSeconds + 1e-9)) -
+               int64_t(p.stages.size()) + 1);
+    total += p.microBatches;
+  }
+  while (total > M) {
+    Pipeline *latest = nullptr;
+    for (Pipeline &p : plan.pipelines)
+      if (p.microBatches > 0 && (!latest || p.seconds() >= latest->seconds()))
+        latest = &p;
+    --latest->microBatches;
+    --total;
+  }
+  plan.pipelines.erase(
+      std::remove_if(plan.pipelines.begin(), plan.pipelines.end(),
+                     [](const Pipeline &p) { return p.microBatches == 0; }),
+      plan.pipelines.end());
+  plan.pipelineSeconds = 0;
+  for (const Pipeline &p : plan.pipelines)
+    plan.pipelineSeconds = std::max(plan.pipelineSeconds, p.seconds());
+
+  // Gradient all-reduce between pipelines over the slowest link, and the
+  // optimizer step (16 bytes of state per parameter read and written).
+  int64_t params = 0;
+  double memBw = 1e30;
+  std::set<int> nodesUsed;
+  for (const Pipeline &p : plan.pipelines)
+    for (const Stage &st : p.stages) {
+      nodesUsed.insert(st.node);
+      params = std::max(params, stageParams(st));
+      memBw = std::min(memBw,
+                       cluster.gpuType(cluster.nodes[st.node].gpu)->memoryGBs *
+                           1e9 * cost.efficiency().memory);
+    }
+  plan.allReduceSeconds =
+      allReduceSeconds(int64_t(plan.pipelines.size()), params, nodesUsed);
+  plan.optimizerSeconds = double(params) * 32.0 / memBw;
+}
+
+llvm::Expected<PartitionPlan> Search::evaluate(PartitionPlan plan) const {
+  for (Pipeline &p : plan.pipelines) {
+    std::set<int> nodes;
+    for (const Stage &st : p.stages)
+      nodes.insert(st.node);
+    p.stageSeconds = 0;
+    int64_t depth = int64_t(p.stages.size());
+    for (int64_t s = 0; s < depth; ++s) {
+      Stage &st = p.stages[s];
+      TypeGroup g;
+      g.gpu = cluster.gpuType(cluster.nodes[st.node].gpu);
+      g.nodes = {st.node};
+      g.minPerNode = cluster.nodes[st.node].count;
+      st.seconds = stageSeconds(g, st.tp(), st.firstLayer, st.lastLayer,
+                                st.embed, st.head, plan.microBatch,
+                                nodes.size() > 1);
+      st.peakBytes = stagePeak(g, st.tp(), st.firstLayer, st.lastLayer, s,
+                               depth, plan.microBatch);
+      if (st.peakBytes > g.gpu->memoryBytes)
+        return llvm::createStringError(
+            std::errc::not_enough_memory,
+            "stage %lld needs %lld bytes, %s has %lld", (long long)s,
+            (long long)st.peakBytes, g.gpu->name.c_str(),
+            (long long)g.gpu->memoryBytes);
+      p.stageSeconds = std::max(p.stageSeconds, st.seconds);
+    }
+  }
+  finish(plan);
+  return plan;
+}
+
 double Search::quickSeconds(const std::vector<TypeGroup> &groups,
                             const std::vector<const Template *> &chosen,
                             int64_t mb) const {
@@ -245,25 +355,63 @@ double Search::quickSeconds(const std::vector<TypeGroup> &groups,
     double mid = 0.5 * (lo + hi);
     (count(mid) >= M ? hi : lo) = mid;
   }
-  int64_t pipelines = 0, params = 0;
-  double memBw = 1e30, makespan = 0;
-  std::set<int> nodes;
+  // Per template: micro-batches per pipeline at the makespan, and how many
+  // pipelines keep work after the surplus is trimmed (round-robin from the
+  // latest-finishing template, as finish() does).
+  struct Use {
+    const Template *t;
+    int64_t m, used;
+  };
+  std::vector<Use> uses;
+  int64_t total = 0;
   for (const Template *t : chosen)
     if (t) {
       int64_t m = std::max<int64_t>(
           0, int64_t(std::floor(hi / t->bottleneck + 1e-9)) - t->depth + 1);
-      if (m == 0)
-        continue;
-      // The breakpoint itself, exactly: equal plans get equal times.
-      makespan = std::max(makespan, double(m + t->depth - 1) * t->bottleneck);
-      pipelines += t->pipelines;
-      params = std::max(params, t->paramsPerRank);
-      for (int k : t->stageType) {
-        memBw = std::min(memBw, groups[k].gpu->memoryGBs * 1e9 *
-                                    cost.efficiency().memory);
-        nodes.insert(groups[k].nodes.begin(), groups[k].nodes.end());
-      }
+      uses.push_back({t, m, m > 0 ? t->pipelines : 0});
+      total += m * t->pipelines;
     }
+  std::stable_sort(uses.begin(), uses.end(), [](const Use &a, const Use &b) {
+    return double(a.m + a.t->depth - 1) * a.t->bottleneck >
+           double(b.m + b.t->depth - 1) * b.t->bottleneck;
+  });
+  int64_t surplus = total - M;
+  for (Use &u : uses) {
+    if (surplus <= 0 || u.m == 0)
+      continue;
+    int64_t r = std::min(surplus, u.m * u.t->pipelines);
+    u.used -= std::max<int64_t>(0, r - u.t->pipelines * (u.m - 1));
+    if (r >= u.m * u.t->pipelines)
+      u.m = 0;
+    surplus -= r;
+  }
+  int64_t pipelines = 0, params = 0;
+  double memBw = 1e30, makespan = 0;
+  std::set<int> nodes;
+  for (const Use &u : uses) {
+    if (u.used <= 0)
+      continue;
+    const Template *t = u.t;
+    makespan = std::max(
+        makespan,
+        double(std::max<int64_t>(u.m, 1) + t->depth - 1) * t->bottleneck);
+    pipelines += u.used;
+    params = std::max(params, t->paramsPerRank);
+    for (int k : t->stageType)
+      memBw = std::min(memBw, groups[k].gpu->memoryGBs * 1e9 *
+                                  cost.efficiency().memory);
+    // The nodes of the stage groups the used pipelines take, in order.
+    int64_t need = u.used * t->depth, taken = 0;
+    bool homogeneous = std::all_of(t->stageType.begin(), t->stageType.end(),
+                                   [&](int k) { return k == t->stageType[0]; });
+    for (int k : std::set<int>(t->stageType.begin(), t->stageType.end()))
+      for (int n : groups[k].nodes) {
+        if (homogeneous && taken >= need)
+          break;
+        nodes.insert(n);
+        taken += cluster.nodes[n].count / t->tp;
+      }
+  }
   return makespan + allReduceSeconds(pipelines, params, nodes) +
          double(params) * 32.0 / memBw;
 }
@@ -326,64 +474,12 @@ PartitionPlan Search::assemble(const std::vector<TypeGroup> &groups,
       plan.pipelines.push_back(pipe);
     }
   }
-  // Water-filling: the smallest finish time T at which the pipelines can
-  // take all micro-batches, then trim the surplus from the latest.
-  int64_t M = opts.globalBatch / mb;
-  auto count = [&](double T) {
-    int64_t n = 0;
-    for (const Pipeline &p : plan.pipelines)
-      n += std::max<int64_t>(
-          0, int64_t(std::floor(T / p.stageSeconds + 1e-9)) -
-                 int64_t(p.stages.size()) + 1);
-    return n;
-  };
-  double lo = 0, hi = 1;
-  while (count(hi) < M)
-    hi *= 2;
-  for (int i = 0; i < 64; ++i) {
-    double mid = 0.5 * (lo + hi);
-    (count(mid) >= M ? hi : lo) = mid;
-  }
-  int64_t total = 0;
-  for (Pipeline &p : plan.pipelines) {
-    p.microBatches = std::max<int64_t>(
-        0, int64_t(std::floor(hi / p.stageSeconds + 1e-9)) -
-               int64_t(p.stages.size()) + 1);
-    total += p.microBatches;
-  }
-  while (total > M) {
-    Pipeline *latest = nullptr;
-    for (Pipeline &p : plan.pipelines)
-      if (p.microBatches > 0 && (!latest || p.seconds() >= latest->seconds()))
-        latest = &p;
-    --latest->microBatches;
-    --total;
-  }
-  plan.pipelines.erase(
-      std::remove_if(plan.pipelines.begin(), plan.pipelines.end(),
-                     [](const Pipeline &p) { return p.microBatches == 0; }),
-      plan.pipelines.end());
-  for (const Pipeline &p : plan.pipelines)
-    plan.pipelineSeconds = std::max(plan.pipelineSeconds, p.seconds());
-
-  // Gradient all-reduce between pipelines over the slowest link, and the
-  // optimizer step (16 bytes of state per parameter read and written).
-  const Efficiency &e = cost.efficiency();
-  int64_t params = 0;
-  double memBw = 1e30;
-  std::set<int> nodesUsed;
-  for (const Template *t : chosen)
-    if (t) {
-      params = std::max(params, t->paramsPerRank);
-      for (int k : t->stageType)
-        memBw = std::min(memBw, groups[k].gpu->memoryGBs * 1e9 * e.memory);
-    }
-  for (const Pipeline &p : plan.pipelines)
-    for (const Stage &s : p.stages)
-      nodesUsed.insert(s.node);
-  plan.allReduceSeconds =
-      allReduceSeconds(int64_t(plan.pipelines.size()), params, nodesUsed);
-  plan.optimizerSeconds = double(params) * 32.0 / memBw;
+  // Score with each pipeline's real placement (whether it crosses nodes).
+  auto exact = evaluate(plan);
+  if (exact)
+    return *exact;
+  llvm::consumeError(exact.takeError());
+  finish(plan);
   return plan;
 }
 
@@ -406,12 +502,24 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
     }
     it->nodes.push_back(int(i));
     it->minPerNode = std::min(it->minPerNode, n.count);
+    it->maxPerNode = std::max(it->maxPerNode, n.count);
   }
   if (cost.precision() == Precision::BF16Mixed)
     for (TypeGroup &g : groups)
       if (!g.gpu->bf16)
         g.smallestNeed = -1; // excluded below
 
+  // Candidates are ranked by quickSeconds; the best few are then assembled
+  // and scored exactly (which pipelines get work, and so which nodes the
+  // gradient all-reduce crosses, is only known after water-filling).
+  struct Candidate {
+    double seconds;
+    std::vector<const Template *> chosen;
+    int64_t mb;
+    std::string desc;
+  };
+  std::vector<Candidate> candidates;
+  std::deque<Template> keep; // templates the candidates point to
   std::optional<PartitionPlan> best;
   double bestSeconds = 0;
   for (int64_t mb : {1, 2, 4, 8}) {
@@ -432,8 +540,10 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
           continue;
         int64_t n = groupsOf(g, tp);
         auto homogeneous = [&](int64_t d) {
+          // Optimistic about placement (the widest node): the exact
+          // evaluation of the best candidates sees where pipelines land.
           return shape(groups, std::vector<int>(d, int(k)), tp, n / d,
-                       d * tp > g.minPerNode, mb);
+                       d * tp > g.maxPerNode, mb);
         };
         std::optional<int64_t> dmin;
         for (int64_t d = 1; d <= std::min(n, std::max<int64_t>(1, cost.numLayers())) &&
@@ -445,22 +555,41 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
           }
         if (!dmin)
           continue;
-        for (int64_t d : std::set<int64_t>{*dmin + 1, *dmin + 2, 2 * *dmin})
-          if (d <= n)
+        // Every deeper pipeline while that stays cheap (deeper pipelines
+        // trade bubbles for fewer, faster stages); a few beyond the
+        // shallowest when a type has many stage groups.
+        std::set<int64_t> depths;
+        int64_t deepest = std::min(n, std::max<int64_t>(1, cost.numLayers()));
+        if (n <= 16)
+          for (int64_t d = *dmin + 1; d <= deepest; ++d)
+            depths.insert(d);
+        else
+          depths = {*dmin + 1, *dmin + 2, 2 * *dmin};
+        for (int64_t d : depths)
+          if (d <= deepest)
             if (auto t = homogeneous(d))
               shapes[k].push_back(*t);
       }
     }
-    auto consider = [&](const std::vector<const Template *> &chosen,
+    for (auto &perType : shapes)
+      for (Template &t : perType)
+        keep.push_back(t);
+    // Map the per-type shapes to their stable copies.
+    std::vector<std::vector<const Template *>> stable(groups.size());
+    {
+      auto it = keep.end() - 0;
+      size_t total = 0;
+      for (auto &perType : shapes)
+        total += perType.size();
+      it = keep.end() - int64_t(total);
+      for (size_t k = 0; k < groups.size(); ++k)
+        for (size_t i = 0; i < shapes[k].size(); ++i)
+          stable[k].push_back(&*it++);
+    }
+    auto consider = [&](std::vector<const Template *> chosen,
                         const std::string &desc) {
-      double seconds = quickSeconds(groups, chosen, mb);
-      if (explain)
-        explain->push_back({desc, seconds, ""});
-      if (!best || seconds < bestSeconds) {
-        best = assemble(groups, chosen, mb);
-        best->description = desc;
-        bestSeconds = seconds;
-      }
+      candidates.push_back(
+          {quickSeconds(groups, chosen, mb), std::move(chosen), mb, desc});
     };
     // Every combination of one homogeneous shape (or nothing) per type.
     std::vector<size_t> pick(groups.size(), 0); // 0 = leave out
@@ -469,7 +598,7 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
       bool any = false;
       std::string desc = llvm::formatv("micro-batch {0}:", mb).str();
       for (size_t k = 0; k < groups.size(); ++k) {
-        const Template *t = pick[k] ? &shapes[k][pick[k] - 1] : nullptr;
+        const Template *t = pick[k] ? stable[k][pick[k] - 1] : nullptr;
         chosen.push_back(t);
         any |= t && t->pipelines > 0;
         desc += " " + groups[k].gpu->name +
@@ -525,12 +654,27 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
           continue;
         if (auto t = shape(groups, stages, tp, P, true, mb)) {
           ++found;
-          std::vector<const Template *> chosen = {&*t};
-          consider(chosen, desc);
+          keep.push_back(*t);
+          consider({&keep.back()}, desc);
         }
       }
     }
   }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate &a, const Candidate &b) {
+                     return a.seconds < b.seconds;
+                   });
+  for (size_t i = 0; i < candidates.size() && i < 256; ++i) {
+    PartitionPlan plan = assemble(groups, candidates[i].chosen, candidates[i].mb);
+    plan.description = candidates[i].desc;
+    if (!best || plan.stepSeconds() < bestSeconds) {
+      bestSeconds = plan.stepSeconds();
+      best = std::move(plan);
+    }
+  }
+  if (explain)
+    for (const Candidate &c : candidates)
+      explain->push_back({c.desc, c.seconds, ""});
   if (!best) {
     std::string need;
     int64_t capacity = 0;
@@ -566,6 +710,13 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
 }
 
 } // namespace
+
+llvm::Expected<PartitionPlan>
+frenzy::evaluatePlan(const CostModel &cost, const MemoryModel &memory,
+                     const ClusterSpec &cluster, const PartitionOptions &options,
+                     const PartitionPlan &plan) {
+  return Search(cost, memory, cluster, options).evaluate(plan);
+}
 
 llvm::Expected<PartitionPlan>
 frenzy::partition(const CostModel &cost, const MemoryModel &memory,

@@ -73,6 +73,16 @@ partition(const CostModel &cost, const MemoryModel &memory,
           const ClusterSpec &cluster, const PartitionOptions &options,
           std::vector<Alternative> *explain = nullptr);
 
+/// Scores a plan given as pipelines of stages (node, devices, layers,
+/// embed/head) and a micro-batch size: stage times and memory, water-filled
+/// batch shares, all-reduce and optimizer time. An error when a stage does
+/// not fit. The search scores its candidates the same way; tests use this to
+/// score exhaustively enumerated plans and baselines.
+llvm::Expected<PartitionPlan>
+evaluatePlan(const CostModel &cost, const MemoryModel &memory,
+             const ClusterSpec &cluster, const PartitionOptions &options,
+             const PartitionPlan &plan);
+
 /// The human table: pipelines, stages, GPUs, layers, TP, memory per rank,
 /// step time, tokens/s, MFU against the cluster's peak.
 void printPlanReport(const PartitionPlan &plan, const ClusterSpec &cluster,
