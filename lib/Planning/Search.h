@@ -1,0 +1,107 @@
+//===- Search.h - the partitioner's internal search state ------*- C++ -*-===//
+//
+// Shared by Partitioner.cpp (candidate shapes and the search) and
+// PlanScoring.cpp (stage times, memory, batch shares, step time). Not part of
+// the public API (include/frenzy/Planning/Partitioner.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_LIB_PLANNING_SEARCH_H
+#define FRENZY_LIB_PLANNING_SEARCH_H
+
+#include "frenzy/Planning/Partitioner.h"
+
+#include <map>
+#include <optional>
+#include <set>
+
+namespace frenzy::planning {
+
+struct TypeGroup {
+  const GpuType *gpu = nullptr;
+  std::vector<int> nodes; // cluster node indices, in file order
+  int64_t minPerNode = INT64_MAX, maxPerNode = 0;
+  int64_t smallestNeed = INT64_MAX; // for the error when nothing fits
+};
+
+/// One pipeline shape of a type: stages (layer ranges), bottleneck time.
+struct Template {
+  int64_t tp = 1, depth = 1, pipelines = 0;
+  std::vector<int> stageType; // index into the type groups, per stage
+  bool spansNodes = false;
+  std::vector<std::pair<int64_t, int64_t>> ranges; // per stage
+  std::vector<double> stageSeconds;
+  std::vector<int64_t> stagePeak;
+  double bottleneck = 0;
+  int64_t paramsPerRank = 0; // the largest stage's, after TP
+};
+
+class Search {
+public:
+  Search(const CostModel &c, const MemoryModel &m, const ClusterSpec &cl,
+         const PartitionOptions &o)
+      : cost(c), memory(m), cluster(cl), opts(o) {}
+
+  llvm::Expected<PartitionPlan> run(std::vector<Alternative> *explain);
+
+private:
+  double stageSeconds(const TypeGroup &g, int64_t tp, int64_t first,
+                      int64_t last, bool embed, bool head, int64_t mb,
+                      bool spansNodes) const;
+  int64_t stagePeak(const TypeGroup &g, int64_t tp, int64_t first,
+                    int64_t last, int64_t stage, int64_t depth,
+                    int64_t mb) const;
+  std::optional<Template> shape(std::vector<TypeGroup> &groups,
+                                std::vector<int> stageType, int64_t tp,
+                                int64_t pipelines, bool spans,
+                                int64_t mb) const;
+  PartitionPlan assemble(const std::vector<TypeGroup> &groups,
+                         const std::vector<const Template *> &chosen,
+                         int64_t mb) const;
+  /// The step time assemble() would give, without building the stages:
+  /// the search ranks hundreds of thousands of combinations this way.
+  double quickSeconds(const std::vector<TypeGroup> &groups,
+                      const std::vector<const Template *> &chosen,
+                      int64_t mb) const;
+  /// Water-filled batch shares, all-reduce and optimizer time of a plan
+  /// whose stages have their seconds.
+  void finish(PartitionPlan &plan) const;
+  int64_t stageParams(const Stage &st) const;
+
+public:
+  /// Stage times, memory and the step time of a plan given as stages.
+  llvm::Expected<PartitionPlan> evaluate(PartitionPlan plan) const;
+
+private:
+  /// Ring all-reduce of one rank's gradients between pipelines over the
+  /// slowest link (the network when they span nodes).
+  double allReduceSeconds(int64_t pipelines, int64_t params,
+                          const std::set<int> &nodes) const;
+  int64_t groupsOf(const TypeGroup &g, int64_t tp) const {
+    int64_t n = 0;
+    for (int node : g.nodes)
+      n += cluster.nodes[node].count / tp;
+    return n;
+  }
+
+  /// Prefix sums of the layers' seconds at micro-batch 1 on a GPU type:
+  /// a stage's compute time in O(1) (times scale with the micro-batch).
+  const std::vector<double> &layerPrefix(const GpuType &gpu) const {
+    std::vector<double> &p = prefix[&gpu];
+    if (p.empty()) {
+      p.push_back(0);
+      for (int64_t l = 0; l < std::max<int64_t>(1, cost.numLayers()); ++l)
+        p.push_back(p.back() + cost.blockSeconds(l, gpu, 1));
+    }
+    return p;
+  }
+
+  const CostModel &cost;
+  const MemoryModel &memory;
+  const ClusterSpec &cluster;
+  const PartitionOptions &opts;
+  mutable std::map<const GpuType *, std::vector<double>> prefix;
+};
+
+} // namespace frenzy::planning
+
+#endif
