@@ -7,8 +7,7 @@
 // docs/memory.md), then times MemoryModel queries. Not a test.
 //
 //===----------------------------------------------------------------------===//
-#include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
-#include "frenzy/Import/OnnxImporter.h"
+#include "BenchModel.h"
 #include "frenzy/InitAll.h"
 #include "frenzy/Planning/ResourcePrediction.h"
 
@@ -47,24 +46,10 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext ctx(registry);
-  OnnxImportOptions io;
-  io.batch = 1;
-  io.seq = seq;
   auto t0 = std::chrono::steady_clock::now();
-  OwningOpRef<ModuleOp> m = importOnnxFile(argv[1], io, &ctx);
+  OwningOpRef<ModuleOp> m =
+      bench::buildTrainingModule(argv[1], seq, loss, precision, &ctx);
   if (!m)
-    return 1;
-  PassManager pm(&ctx);
-  pm.addPass(createFrenzyFusePatterns());
-  pm.addPass(createFrenzyAnnotateBlocks());
-  FrenzyAutodiffOptions ad;
-  ad.loss = loss;
-  pm.addPass(createFrenzyAutodiff(ad));
-  pm.addPass(createFrenzyOptimizer());
-  FrenzyPrecisionOptions po;
-  po.policy = precision;
-  pm.addPass(createFrenzyPrecision(po));
-  if (failed(pm.run(*m)))
     return 1;
   auto model = MemoryModel::build(*m, std::nullopt);
   if (failed(model))
