@@ -140,8 +140,10 @@ public:
     plan::Instr *in = out.add_instrs();
     in->set_op(op->getName().stripDialect().str());
     in->set_node(nodeOf(op->getLoc()));
-    if (auto blk = op->getAttrOfType<BlockAttr>(FrenzyDialect::kBlockAttrName))
+    if (auto blk = op->getAttrOfType<BlockAttr>(FrenzyDialect::kBlockAttrName)) {
       in->set_block(blk.getIndex());
+      in->set_has_block(true);
+    }
     in->set_backward(op->hasAttr("frenzy.backward"));
     for (Value v : op->getOperands())
       in->add_inputs(ids.lookup(v));

@@ -174,6 +174,12 @@ void printProfile(const Executor &ex, double totalSeconds) {
 
 int run(const Options &o) {
   plan::Plan p = readPlan(o.plan);
+  if (p.ranks_size() > 1)
+    throw RuntimeError(o.plan + ": the plan has " +
+                       std::to_string(p.ranks_size()) + " ranks in " +
+                       std::to_string(p.stages_size()) +
+                       " stages; this build runs single-rank plans (make one "
+                       "with a one-device cluster, e.g. examples/cpu-1.yaml)");
   Executor ex(p);
   ex.loadWeights();
   ex.setProfiling(o.profile);

@@ -12,6 +12,7 @@
 #include "frenzy/Plan/PlanWriter.h"
 #include "frenzy/Planning/Partitioner.h"
 #include "frenzy/Planning/ResourcePrediction.h"
+#include "frenzy/Planning/StagePrograms.h"
 #include "plan.pb.h"
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
@@ -145,20 +146,12 @@ static void addTrainingPipeline(PassManager &pm) {
   pm.addPass(frenzy::createFrenzyPrecision(prec));
 }
 
-/// Reads the cluster file; plans are written for single-device clusters.
+/// Reads the cluster file.
 static std::optional<frenzy::ClusterSpec> readCluster() {
   auto cluster = frenzy::readClusterFile(clusterFile);
   if (!cluster) {
     llvm::errs() << "frenzy-opt: error: " << llvm::toString(cluster.takeError())
                  << "\n";
-    return std::nullopt;
-  }
-  bool partitioning = emitKind == "report" || emitKind == "json";
-  if (!predictResources && !partitioning && cluster->totalDevices() != 1) {
-    llvm::errs() << "frenzy-opt: error: " << clusterFile << ": the cluster has "
-                 << cluster->totalDevices()
-                 << " devices; this build plans single-device clusters only "
-                    "(give one node with count: 1)\n";
     return std::nullopt;
   }
   return *cluster;
@@ -210,14 +203,8 @@ static int predict(ModuleOp module, const frenzy::ClusterSpec &cluster,
   return 1;
 }
 
-/// --emit=report|json: the heterogeneous partition of the cluster.
-static int emitPartition(ModuleOp module, const frenzy::ClusterSpec &cluster) {
-  auto memory = frenzy::MemoryModel::build(module, std::nullopt);
-  if (failed(memory))
-    return 1;
-  auto cost = frenzy::CostModel::build(module, memory->precision());
-  if (failed(cost))
-    return 1;
+/// The options the partitioner runs with, from the command line.
+static std::optional<frenzy::PartitionOptions> partitionOptions() {
   frenzy::PartitionOptions po;
   po.globalBatch = globalBatch > 0 ? int64_t(globalBatch)
                    : batchSize > 0 ? int64_t(batchSize)
@@ -227,22 +214,51 @@ static int emitPartition(ModuleOp module, const frenzy::ClusterSpec &cluster) {
   if (!r) {
     llvm::errs() << "frenzy-opt: error: unknown --recompute '" << recomputeMode
                  << "'; valid values: none, selective, full\n";
-    return 1;
+    return std::nullopt;
   }
   po.recompute = *r;
-  std::vector<frenzy::Alternative> alternatives;
-  auto plan = frenzy::partition(*cost, *memory, cluster, po,
-                                explainPlan ? &alternatives : nullptr);
+  return po;
+}
+
+/// The partition of the cluster for a training step built at batch 1.
+static std::optional<frenzy::PartitionPlan>
+partitionCluster(ModuleOp module, const frenzy::ClusterSpec &cluster,
+                 const frenzy::PartitionOptions &po,
+                 std::vector<frenzy::Alternative> *alternatives = nullptr,
+                 std::optional<frenzy::CostModel> *costOut = nullptr) {
+  auto memory = frenzy::MemoryModel::build(module, std::nullopt);
+  if (failed(memory))
+    return std::nullopt;
+  auto cost = frenzy::CostModel::build(module, memory->precision());
+  if (failed(cost))
+    return std::nullopt;
+  auto plan = frenzy::partition(*cost, *memory, cluster, po, alternatives);
   if (!plan) {
     llvm::errs() << "frenzy-opt: error: " << clusterFile << ": "
                  << llvm::toString(plan.takeError()) << "\n";
-    return 1;
+    return std::nullopt;
   }
+  if (costOut)
+    *costOut = *cost;
+  return *plan;
+}
+
+/// --emit=report|json: the heterogeneous partition of the cluster.
+static int emitPartition(ModuleOp module, const frenzy::ClusterSpec &cluster) {
+  auto po = partitionOptions();
+  if (!po)
+    return 1;
+  std::vector<frenzy::Alternative> alternatives;
+  std::optional<frenzy::CostModel> cost;
+  auto plan = partitionCluster(module, cluster, *po,
+                               explainPlan ? &alternatives : nullptr, &cost);
+  if (!plan)
+    return 1;
   if (emitKind == "json") {
-    frenzy::printPlanJson(*plan, cluster, *cost, po, llvm::outs());
+    frenzy::printPlanJson(*plan, cluster, *cost, *po, llvm::outs());
     return 0;
   }
-  frenzy::printPlanReport(*plan, cluster, *cost, po, llvm::outs());
+  frenzy::printPlanReport(*plan, cluster, *cost, *po, llvm::outs());
   if (explainPlan) {
     llvm::outs() << "alternatives considered (" << alternatives.size()
                  << "), fastest first:\n";
@@ -259,11 +275,14 @@ static int emitPartition(ModuleOp module, const frenzy::ClusterSpec &cluster) {
 
 /// Writes plan.bin.
 static int writePlan(ModuleOp module, llvm::StringRef input,
-                     const frenzy::ClusterSpec &cluster,
-                     llvm::StringRef output) {
+                     const frenzy::ClusterSpec &cluster, llvm::StringRef output,
+                     const frenzy::PartitionPlan *partition = nullptr,
+                     const frenzy::PartitionOptions *po = nullptr) {
   frenzy::plan::Plan plan;
   if (failed(frenzy::buildPlan(module, input, clusterFile, cluster, plan)))
     return 1;
+  if (partition)
+    frenzy::addStagePrograms(*partition, cluster, *po, plan);
   if (llvm::Error e = frenzy::writePlanFile(plan, output)) {
     llvm::errs() << "frenzy-opt: error: " << llvm::toString(std::move(e))
                  << "\n";
@@ -272,7 +291,11 @@ static int writePlan(ModuleOp module, llvm::StringRef input,
   llvm::errs() << "frenzy-opt: wrote " << output << " ("
                << plan.program().instrs_size() << " instructions, "
                << plan.program().params_size() << " parameters, "
-               << plan.program().tensors_size() << " tensors)\n";
+               << plan.program().tensors_size() << " tensors";
+  if (partition)
+    llvm::errs() << ", " << plan.ranks_size() << " ranks in "
+                 << plan.stages_size() << " stages";
+  llvm::errs() << ")\n";
   return 0;
 }
 
@@ -373,22 +396,48 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   if (planning && !(cluster = readCluster()))
     return 1;
 
-  OwningOpRef<ModuleOp> module =
-      frenzy::importOnnxFile(input, options, &context);
-  if (!module || failed(verify(*module)))
+  // A multi-device plan is partitioned on the step at batch 1, then
+  // compiled again at the chosen micro-batch size.
+  bool multiDevice = emitPlan && cluster->totalDevices() > 1;
+  if (multiDevice)
+    options.batch = 1;
+  auto build = [&](const frenzy::OnnxImportOptions &o)
+      -> OwningOpRef<ModuleOp> {
+    OwningOpRef<ModuleOp> m = frenzy::importOnnxFile(input, o, &context);
+    if (!m || failed(verify(*m)))
+      return nullptr;
+    PassManager pm(&context, ModuleOp::getOperationName());
+    if (failed(applyPassManagerCLOptions(pm)))
+      return nullptr;
+    if (!noDefaultPipeline) {
+      pm.addPass(frenzy::createFrenzyFusePatterns());
+      pm.addPass(frenzy::createFrenzyAnnotateBlocks());
+    }
+    if (planning)
+      addTrainingPipeline(pm);
+    if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*m)))
+      return nullptr;
+    return m;
+  };
+  OwningOpRef<ModuleOp> module = build(options);
+  if (!module)
     return 1;
-
-  PassManager pm(&context, ModuleOp::getOperationName());
-  if (failed(applyPassManagerCLOptions(pm)))
-    return 1;
-  if (!noDefaultPipeline) {
-    pm.addPass(frenzy::createFrenzyFusePatterns());
-    pm.addPass(frenzy::createFrenzyAnnotateBlocks());
+  if (multiDevice) {
+    auto po = partitionOptions();
+    if (!po)
+      return 1;
+    auto partition = partitionCluster(*module, *cluster, *po);
+    if (!partition)
+      return 1;
+    if (partition->microBatch != 1) {
+      frenzy::OnnxImportOptions again = options;
+      again.batch = partition->microBatch;
+      module = build(again);
+      if (!module)
+        return 1;
+    }
+    return writePlan(*module, input, *cluster, output, &*partition, &*po);
   }
-  if (planning)
-    addTrainingPipeline(pm);
-  if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
-    return 1;
   if (predictResources)
     return predict(*module, *cluster, input);
   if (partitioning)
