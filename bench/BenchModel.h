@@ -7,7 +7,36 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+#include <vector>
+
 namespace frenzy::bench {
+
+/// The options both benchmarks take; other arguments are returned in
+/// `rest` (argv[1] is the model).
+struct BenchArgs {
+  int64_t seq = 1024, globalBatch = 8;
+  std::string precision = "bf16-mixed", loss = "auto";
+  std::vector<std::string> rest;
+};
+inline BenchArgs parseBenchArgs(int argc, char **argv, int64_t globalBatch) {
+  BenchArgs b;
+  b.globalBatch = globalBatch;
+  for (int i = 2; i < argc; ++i) {
+    llvm::StringRef a = argv[i];
+    if (a.consume_front("--seq="))
+      a.getAsInteger(10, b.seq);
+    else if (a.consume_front("--global-batch="))
+      a.getAsInteger(10, b.globalBatch);
+    else if (a.consume_front("--precision="))
+      b.precision = a.str();
+    else if (a.consume_front("--loss="))
+      b.loss = a.str();
+    else
+      b.rest.push_back(a.str());
+  }
+  return b;
+}
 
 /// Imports at micro-batch 1 and runs fusion, block annotation, autodiff,
 /// AdamW and the precision policy: what frenzy-opt does before planning.

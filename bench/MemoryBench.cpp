@@ -30,19 +30,9 @@ int main(int argc, char **argv) {
                          "[--loss=cross-entropy]\n");
     return 1;
   }
-  int64_t seq = 1024, global = 8;
-  std::string precision = "bf16-mixed", loss = "auto";
-  for (int i = 2; i < argc; ++i) {
-    llvm::StringRef a = argv[i];
-    if (a.consume_front("--seq="))
-      a.getAsInteger(10, seq);
-    else if (a.consume_front("--global-batch="))
-      a.getAsInteger(10, global);
-    else if (a.consume_front("--precision="))
-      precision = a.str();
-    else if (a.consume_front("--loss="))
-      loss = a.str();
-  }
+  bench::BenchArgs args = bench::parseBenchArgs(argc, argv, 8);
+  int64_t seq = args.seq, global = args.globalBatch;
+  const std::string &precision = args.precision, &loss = args.loss;
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext ctx(registry);

@@ -20,6 +20,8 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
+#include <memory>
+#include <optional>
 #include <random>
 
 using namespace mlir;
@@ -154,13 +156,8 @@ public:
         for (size_t k = 0; k < types.size(); ++k)
           if (pick[k])
             addPipelines(plan, types[k], options[k][pick[k] - 1]);
-        if (!plan.pipelines.empty()) {
-          double t = score(plan);
-          if (t < bestTime) {
-            bestTime = t;
-            bestPlan = plan;
-          }
-        }
+        if (!plan.pipelines.empty())
+          bestTime = std::min(bestTime, score(plan));
         size_t k = 0;
         while (k < types.size() && ++pick[k] > options[k].size())
           pick[k++] = 0;
@@ -170,8 +167,6 @@ public:
     }
     return bestTime;
   }
-
-  mutable PartitionPlan bestPlan;
 
 private:
   const CostModel &cost;
@@ -211,22 +206,35 @@ ClusterSpec makeCluster(unsigned seed) {
   return c;
 }
 
+/// The 6-layer GPT's training step and its memory and cost models.
+class Partitioner : public ::testing::Test {
+protected:
+  void SetUp() override {
+    registerAllDialects(registry);
+    ctx = std::make_unique<MLIRContext>(registry);
+    m = parseSourceString<ModuleOp>(
+        testmodels::gptLayers(512, 512, 8, kLayers), ctx.get());
+    ASSERT_TRUE(m);
+    PassManager pm(ctx.get());
+    pm.addPass(createFrenzyAutodiff());
+    pm.addPass(createFrenzyOptimizer());
+    ASSERT_TRUE(succeeded(pm.run(*m)));
+    auto mm = MemoryModel::build(*m, Precision::FP16Mixed);
+    auto cm = CostModel::build(*m, Precision::FP16Mixed);
+    ASSERT_TRUE(succeeded(mm) && succeeded(cm));
+    memory = *mm;
+    cost = *cm;
+  }
+  DialectRegistry registry;
+  std::unique_ptr<MLIRContext> ctx;
+  OwningOpRef<ModuleOp> m;
+  std::optional<MemoryModel> memory;
+  std::optional<CostModel> cost;
+};
+
 } // namespace
 
-TEST(Partitioner, WithinTwoPercentOfExhaustiveEnumeration) {
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  MLIRContext ctx(registry);
-  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(
-      testmodels::gptLayers(512, 512, 8, kLayers), &ctx);
-  ASSERT_TRUE(m);
-  PassManager pm(&ctx);
-  pm.addPass(createFrenzyAutodiff());
-  pm.addPass(createFrenzyOptimizer());
-  ASSERT_TRUE(succeeded(pm.run(*m)));
-  auto memory = MemoryModel::build(*m, Precision::FP16Mixed);
-  auto cost = CostModel::build(*m, Precision::FP16Mixed);
-  ASSERT_TRUE(succeeded(memory) && succeeded(cost));
+TEST_F(Partitioner, WithinTwoPercentOfExhaustiveEnumeration) {
   PartitionOptions o;
   o.globalBatch = 32;
   o.seq = 512;
@@ -236,8 +244,7 @@ TEST(Partitioner, WithinTwoPercentOfExhaustiveEnumeration) {
     auto plan = partition(*cost, *memory, cluster, o);
     ASSERT_TRUE(bool(plan)) << llvm::toString(plan.takeError());
     double found = plan->stepSeconds();
-    Enumerator en(*cost, *memory, cluster, o);
-    double best = en.best();
+    double best = Enumerator(*cost, *memory, cluster, o).best();
     double gap = found / best - 1.0;
     worst = std::max(worst, gap);
     EXPECT_LE(gap, 0.02) << "cluster " << seed << ": search " << found
@@ -247,19 +254,7 @@ TEST(Partitioner, WithinTwoPercentOfExhaustiveEnumeration) {
               100.0 * worst);
 }
 
-TEST(Partitioner, FasterTypesGetMoreOfTheBatch) {
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  MLIRContext ctx(registry);
-  OwningOpRef<ModuleOp> m = parseSourceString<ModuleOp>(
-      testmodels::gptLayers(512, 512, 8, kLayers), &ctx);
-  ASSERT_TRUE(m);
-  PassManager pm(&ctx);
-  pm.addPass(createFrenzyAutodiff());
-  pm.addPass(createFrenzyOptimizer());
-  ASSERT_TRUE(succeeded(pm.run(*m)));
-  auto memory = MemoryModel::build(*m, Precision::FP16Mixed);
-  auto cost = CostModel::build(*m, Precision::FP16Mixed);
+TEST_F(Partitioner, FasterTypesGetMoreOfTheBatch) {
   ClusterSpec c;
   for (const char *t : {"H100-PCIe", "T4"}) {
     ClusterNode n;

@@ -8,12 +8,6 @@
 using namespace mlir;
 using namespace frenzy;
 
-static int64_t blockOf(Operation *op) {
-  if (auto b = op->getAttrOfType<BlockAttr>(FrenzyDialect::kBlockAttrName))
-    return b.getIndex();
-  return BlockAttr::kHead;
-}
-
 FailureOr<CostModel> CostModel::build(ModuleOp module, Precision precision,
                                       Efficiency eff) {
   CostModel m;
@@ -32,7 +26,7 @@ FailureOr<CostModel> CostModel::build(ModuleOp module, Precision precision,
   func.walk([&](Operation *op) {
     if (auto p = dyn_cast<ParamOp>(op)) {
       if (p.getTrainable())
-        m.params[blockOf(op)] +=
+        m.params[blockIndexOf(op)] +=
             cast<RankedTensorType>(p.getType()).getNumElements();
       return;
     }
@@ -45,15 +39,15 @@ FailureOr<CostModel> CostModel::build(ModuleOp module, Precision precision,
     oc.contraction =
         isa<MatMulOp, GemmOp, AttentionOp, AttentionGradOp>(op);
     m.totalFlops += oc.flops;
-    m.ops[blockOf(op)].push_back(oc);
+    m.ops[blockIndexOf(op)].push_back(oc);
     // The hidden state crossing a block boundary: a forward value produced
     // in one layer and read in the next.
     if (!op->hasAttr("frenzy.backward"))
       for (Value r : op->getResults())
         for (Operation *user : r.getUsers())
           if (!user->hasAttr("frenzy.backward") &&
-              blockOf(user) != blockOf(op) && blockOf(op) >= 0 &&
-              blockOf(op) != BlockAttr::kHead)
+              blockIndexOf(user) != blockIndexOf(op) && blockIndexOf(op) >= 0 &&
+              blockIndexOf(op) != BlockAttr::kHead)
             m.boundaryBytes = std::max<int64_t>(
                 m.boundaryBytes,
                 int64_t(double(tensorBytes(r.getType())) * scale /

@@ -128,7 +128,7 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
   if (cost.precision() == Precision::BF16Mixed)
     for (TypeGroup &g : groups)
       if (!g.gpu->bf16)
-        g.smallestNeed = -1; // excluded below
+        g.unsupported = true;
 
   // Candidates are ranked by quickSeconds; the best few are then assembled
   // and scored exactly (which pipelines get work, and so which nodes the
@@ -151,7 +151,7 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
     std::vector<std::vector<Template>> shapes(groups.size());
     for (size_t k = 0; k < groups.size(); ++k) {
       TypeGroup &g = groups[k];
-      if (g.smallestNeed == -1)
+      if (g.unsupported)
         continue;
       for (int64_t tp : {1, 2, 4, 8}) {
         bool divides = true;
@@ -192,21 +192,13 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
               shapes[k].push_back(*t);
       }
     }
-    for (auto &perType : shapes)
-      for (Template &t : perType)
-        keep.push_back(t);
-    // Map the per-type shapes to their stable copies.
+    // Stable copies of the per-type shapes: candidates point at them.
     std::vector<std::vector<const Template *>> stable(groups.size());
-    {
-      auto it = keep.end() - 0;
-      size_t total = 0;
-      for (auto &perType : shapes)
-        total += perType.size();
-      it = keep.end() - int64_t(total);
-      for (size_t k = 0; k < groups.size(); ++k)
-        for (size_t i = 0; i < shapes[k].size(); ++i)
-          stable[k].push_back(&*it++);
-    }
+    for (size_t k = 0; k < groups.size(); ++k)
+      for (Template &t : shapes[k]) {
+        keep.push_back(t);
+        stable[k].push_back(&keep.back());
+      }
     auto consider = [&](std::vector<const Template *> chosen,
                         const std::string &desc) {
       candidates.push_back(
@@ -241,7 +233,7 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
     // larger-memory types first (stage 0 holds the most micro-batches).
     std::vector<int> order;
     for (size_t k = 0; k < groups.size(); ++k)
-      if (groups[k].smallestNeed != -1)
+      if (!groups[k].unsupported)
         order.push_back(int(k));
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
       return groups[a].gpu->memoryBytes > groups[b].gpu->memoryBytes;

@@ -21,6 +21,7 @@ struct TypeGroup {
   std::vector<int> nodes; // cluster node indices, in file order
   int64_t minPerNode = INT64_MAX, maxPerNode = 0;
   int64_t smallestNeed = INT64_MAX; // for the error when nothing fits
+  bool unsupported = false;         // no bf16 for a bf16-mixed step
 };
 
 /// One pipeline shape of a type: stages (layer ranges), bottleneck time.

@@ -23,12 +23,6 @@ namespace {
 
 bool isBackward(Operation *op) { return op->hasAttr("frenzy.backward"); }
 
-int64_t blockOf(Operation *op) {
-  if (auto b = op->getAttrOfType<BlockAttr>(FrenzyDialect::kBlockAttrName))
-    return b.getIndex();
-  return BlockAttr::kHead;
-}
-
 bool isLayer(int64_t block) {
   return block != BlockAttr::kEmbed && block != BlockAttr::kHead;
 }
@@ -91,7 +85,7 @@ int64_t Analysis::bytes(Value v) const {
   if (!divide && opts.sequenceParallel && !isParam && isa<FloatType>(et) &&
       t.getRank() >= 2)
     if (Operation *d = v.getDefiningOp())
-      divide = isLayer(blockOf(d));
+      divide = isLayer(blockIndexOf(d));
   return divide ? (n + tp - 1) / tp : n;
 }
 
@@ -134,10 +128,19 @@ void Analysis::classify() {
       if (persistent.count(v) || !d || isBackward(d) || saved.count(v) ||
           weightDerived.count(v))
         continue;
-      saved.insert({v, blockOf(&op)});
+      saved.insert({v, blockIndexOf(&op)});
     }
   }
-  // State the graph does not show as values.
+  // State the graph does not show as values. Backward dropouts by seed and
+  // attention backwards by their q operand, found in one pass.
+  llvm::DenseMap<int64_t, SmallVector<Operation *>> backwardDropouts;
+  llvm::DenseMap<Value, SmallVector<AttentionGradOp>> attentionGrads;
+  for (Operation &op : body) {
+    if (auto bd = dyn_cast<DropoutOp>(op); bd && isBackward(&op))
+      backwardDropouts[bd.getSeed()].push_back(&op);
+    if (auto g = dyn_cast<AttentionGradOp>(op))
+      attentionGrads[g.getQ()].push_back(g);
+  }
   for (Operation &op : body) {
     if (isBackward(&op))
       continue;
@@ -148,19 +151,16 @@ void Analysis::classify() {
       int64_t n = elements(d.getResult());
       if (opts.tp > 1 &&
           (split.count(d.getResult()) ||
-           (opts.sequenceParallel && isLayer(blockOf(&op)))))
+           (opts.sequenceParallel && isLayer(blockIndexOf(&op)))))
         n = (n + opts.tp - 1) / opts.tp;
-      for (Operation &b : body)
-        if (auto bd = dyn_cast<DropoutOp>(b))
-          if (isBackward(&b) && bd.getSeed() == d.getSeed())
-            hidden.push_back({&op, &b, n, blockOf(&op)});
+      for (Operation *b : backwardDropouts.lookup(d.getSeed()))
+        hidden.push_back({&op, b, n, blockIndexOf(&op)});
     }
     if (auto a = dyn_cast<AttentionOp>(op)) {
       if (opts.recompute != Recompute::None)
         continue;
-      for (Operation &b : body) {
-        auto g = dyn_cast<AttentionGradOp>(b);
-        if (!g || g.getQ() != a.getQ() || g.getK() != a.getK())
+      for (AttentionGradOp g : attentionGrads.lookup(a.getQ())) {
+        if (g.getK() != a.getK())
           continue;
         // Probabilities, and with dropout the dropped probabilities and
         // (when kept) the mask: Korthikanti et al.'s 5as^2b in 16-bit.
@@ -174,7 +174,7 @@ void Analysis::classify() {
         int64_t n = scores * per;
         if (opts.tp > 1 && split.count(a.getResult()))
           n = (n + opts.tp - 1) / opts.tp;
-        hidden.push_back({&op, &b, n, blockOf(&op)});
+        hidden.push_back({&op, g, n, blockIndexOf(&op)});
       }
     }
   }
@@ -184,7 +184,7 @@ void Analysis::addSaved(MemoryReport &report) {
   for (auto [v, block] : saved) {
     // Full recomputation keeps only what enters a layer from outside it.
     if (opts.recompute == Recompute::Full && isLayer(block) &&
-        blockOf(v.getDefiningOp()) == block)
+        blockIndexOf(v.getDefiningOp()) == block)
       continue;
     report.savedByBlock[block] += bytes(v);
     report.saved.push_back({v, v.getDefiningOp(), block, bytes(v)});
@@ -212,13 +212,13 @@ void Analysis::simulate(MemoryReport &report) {
   std::map<int64_t, std::pair<size_t, size_t>> backwardSpan;
   for (size_t i = 0; i < ops.size(); ++i)
     if (isBackward(ops[i])) {
-      int64_t b = blockOf(ops[i]);
+      int64_t b = blockIndexOf(ops[i]);
       auto it = backwardSpan.try_emplace(b, i, i).first;
       it->second.second = i;
     }
   if (full)
     for (auto [v, block] : saved)
-      if (isLayer(block) && blockOf(v.getDefiningOp()) == block) {
+      if (isLayer(block) && blockIndexOf(v.getDefiningOp()) == block) {
         dropped.insert(v);
         recomputed[block] += bytes(v);
       }
@@ -269,7 +269,7 @@ void Analysis::simulate(MemoryReport &report) {
         savedReleases[index[h.to]].push_back(h.bytes);
       }
     if (full && isBackward(op)) {
-      int64_t b = blockOf(op);
+      int64_t b = blockIndexOf(op);
       auto span = backwardSpan.find(b);
       if (recomputed.count(b) && span != backwardSpan.end() &&
           span->second.first == i) {

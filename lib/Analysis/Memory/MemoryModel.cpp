@@ -34,12 +34,6 @@ const MemoryModel::BlockInfo *MemoryModel::find(int64_t block) const {
   return it == blocks.end() ? nullptr : &it->second;
 }
 
-static int64_t blockOf(Operation *op) {
-  if (auto b = op->getAttrOfType<BlockAttr>(FrenzyDialect::kBlockAttrName))
-    return b.getIndex();
-  return BlockAttr::kHead;
-}
-
 FailureOr<MemoryModel> MemoryModel::build(ModuleOp module,
                                           std::optional<Precision> precision) {
   MemoryModel m;
@@ -70,7 +64,7 @@ FailureOr<MemoryModel> MemoryModel::build(ModuleOp module,
         return failure();
       saved[k] = report->savedByBlock;
       for (const OpMemory &om : report->ops) {
-        int64_t &t = transient[k][blockOf(om.op)];
+        int64_t &t = transient[k][blockIndexOf(om.op)];
         t = std::max(t, om.transient);
       }
       if (k == 0 && r == Recompute::Selective)
@@ -105,7 +99,7 @@ FailureOr<MemoryModel> MemoryModel::build(ModuleOp module,
     auto p = dyn_cast<ParamOp>(op);
     if (!p)
       return;
-    BlockInfo &bi = m.blockInfo(blockOf(op));
+    BlockInfo &bi = m.blockInfo(blockIndexOf(op));
     int64_t n = cast<RankedTensorType>(p.getType()).getNumElements();
     if (!p.getTrainable())
       bi.buffers += tensorBytes(p.getType());

@@ -33,4 +33,14 @@ int64_t tensorBytes(mlir::Type type);
 #define GET_OP_CLASSES
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h.inc"
 
+namespace frenzy {
+/// The model block of an op (its `frenzy.block`); ops without one (the
+/// optimizer's global reductions, the loss seed) count as the head.
+inline int64_t blockIndexOf(mlir::Operation *op) {
+  if (auto b = op->getAttrOfType<BlockAttr>(FrenzyDialect::kBlockAttrName))
+    return b.getIndex();
+  return BlockAttr::kHead;
+}
+} // namespace frenzy
+
 #endif
