@@ -9,7 +9,7 @@ packages=(
   cmake ninja-build g++ time
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libopenblas-dev
+  libgtest-dev libopenblas-dev libopenmpi-dev openmpi-bin
   python3 python3-torch python3-onnx libonnx-testdata
 )
 missing=()

@@ -44,6 +44,11 @@ static const GpuType kCatalogue[] = {
      "300 GB/s"},
     {"T4", 16 * GiB, 65, 320, false, 512ll << 20,
      "NVIDIA T4 datasheet: 65 TFLOPS fp16 mixed precision, 320 GB/s"},
+    // Not a GPU: one process of frenzy-launch's CPU backend (one thread).
+    {"cpu", 8 * GiB, 0.035, 20, false, 0,
+     "one CPU rank of Frenzy's CPU backend: 0.035 TFLOPS is the fp32 rate "
+     "frenzy-launch reaches on one thread of this project's build machine "
+     "(bench/train_speed.sh, docs/training.md); 8 GiB per rank nominal"},
 };
 
 llvm::ArrayRef<GpuType> frenzy::gpuCatalogue() { return kCatalogue; }

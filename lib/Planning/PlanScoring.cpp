@@ -72,6 +72,15 @@ int64_t Search::stageParams(const Stage &st) const {
 void Search::finish(PartitionPlan &plan) const {
   // Water-filling: the smallest finish time T at which the pipelines can
   // take all micro-batches, then trim the surplus from the latest.
+  if (!plan.fixedShares)
+    waterFill(plan);
+  plan.pipelineSeconds = 0;
+  for (const Pipeline &p : plan.pipelines)
+    plan.pipelineSeconds = std::max(plan.pipelineSeconds, p.seconds());
+  allReduceAndOptimizer(plan);
+}
+
+void Search::waterFill(PartitionPlan &plan) const {
   int64_t M = opts.globalBatch / plan.microBatch;
   auto count = [&](double T) {
     int64_t n = 0;
@@ -107,10 +116,9 @@ void Search::finish(PartitionPlan &plan) const {
       std::remove_if(plan.pipelines.begin(), plan.pipelines.end(),
                      [](const Pipeline &p) { return p.microBatches == 0; }),
       plan.pipelines.end());
-  plan.pipelineSeconds = 0;
-  for (const Pipeline &p : plan.pipelines)
-    plan.pipelineSeconds = std::max(plan.pipelineSeconds, p.seconds());
+}
 
+void Search::allReduceAndOptimizer(PartitionPlan &plan) const {
   // Gradient all-reduce between pipelines over the slowest link, and the
   // optimizer step (16 bytes of state per parameter read and written).
   int64_t params = 0;

@@ -66,6 +66,8 @@ private:
   /// Water-filled batch shares, all-reduce and optimizer time of a plan
   /// whose stages have their seconds.
   void finish(PartitionPlan &plan) const;
+  void waterFill(PartitionPlan &plan) const;
+  void allReduceAndOptimizer(PartitionPlan &plan) const;
   int64_t stageParams(const Stage &st) const;
 
 public:

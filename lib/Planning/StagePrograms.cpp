@@ -1,10 +1,13 @@
 //===- StagePrograms.cpp - the partition written into plan.bin ------------===//
 //
 // The plan's program is the whole training step at the micro-batch size;
-// each stage names the instructions of its blocks, and the tensors that
-// cross stage boundaries (what it receives, what it sends). Instructions
-// tied to no block (the global gradient-norm reduction) are listed in every
-// stage: the multi-rank runtime reduces them across stages.
+// each stage names the instructions of its blocks split by phase (forward,
+// backward, update), and the tensors that cross stage boundaries. The
+// update phase includes the global gradient-norm reduction, which every
+// stage runs over the gradients it owns (the runtime sums the squares over
+// the plan). Communication groups say which ranks sum which gradients (one
+// parameter can live in differently cut stages of different pipelines) and
+// which ranks receive a tied parameter they read but do not update.
 //
 //===----------------------------------------------------------------------===//
 #include "frenzy/Planning/StagePrograms.h"
@@ -12,6 +15,7 @@
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
 #include "plan.pb.h"
 
+#include <map>
 #include <set>
 
 using namespace frenzy;
@@ -27,9 +31,88 @@ static bool owns(const Stage &st, const plan::Instr &in) {
   return b >= st.firstLayer && b <= st.lastLayer;
 }
 
+static bool isUpdate(const plan::Instr &in) {
+  return in.op() == "clip_grad_norm" || in.op() == "adamw_update" ||
+         in.op() == "sgd_update";
+}
+
+/// Ranks of stage `sp` by TP index.
+static std::vector<int32_t> ranksOf(const plan::StageProgram &sp) {
+  return {sp.ranks().begin(), sp.ranks().end()};
+}
+
+/// DP groups (same gradient in several pipelines), TIED groups (a parameter
+/// read by a stage that does not update it) and TP groups; the gradient
+/// norm's owner of each gradient.
+static void addGroups(plan::Plan &out) {
+  const plan::Program &prog = out.program();
+  std::map<int32_t, int32_t> gradOf; // param -> grad
+  for (const plan::Instr &in : prog.instrs())
+    if (in.op() == "adamw_update" || in.op() == "sgd_update")
+      gradOf[in.inputs(0)] = in.inputs(1);
+  int pipelines = 0;
+  for (const plan::StageProgram &sp : out.stages())
+    pipelines = std::max(pipelines, sp.pipeline() + 1);
+
+  // Per pipeline: the stage updating each parameter, and the stages reading
+  // each parameter.
+  std::map<std::vector<int32_t>, std::vector<int32_t>> dp, tied;
+  std::map<int32_t, std::vector<int32_t>> updaters; // param -> ranks
+  for (int p = 0; p < pipelines; ++p) {
+    std::map<int32_t, const plan::StageProgram *> updater;
+    std::map<int32_t, std::set<const plan::StageProgram *>> readers;
+    for (const plan::StageProgram &sp : out.stages()) {
+      if (sp.pipeline() != p)
+        continue;
+      for (int32_t i : sp.update_instrs())
+        if (prog.instrs(i).op() != "clip_grad_norm")
+          updater[prog.instrs(i).inputs(0)] = &sp;
+      for (auto *list : {&sp.forward_instrs(), &sp.backward_instrs()})
+        for (int32_t i : *list)
+          for (int32_t t : prog.instrs(i).inputs())
+            if (prog.tensors(t).kind() == plan::PARAM)
+              readers[t].insert(&sp);
+    }
+    for (auto &[param, sp] : updater) {
+      std::vector<int32_t> r = ranksOf(*sp);
+      auto &u = updaters[param];
+      u.insert(u.end(), r.begin(), r.end());
+      if (p == 0)
+        out.mutable_ranks(r.front())->add_norm_tensors(gradOf[param]);
+      std::vector<int32_t> group = r;
+      for (const plan::StageProgram *reader : readers[param])
+        if (reader != sp)
+          for (int32_t x : ranksOf(*reader))
+            group.push_back(x);
+      if (group.size() > r.size())
+        tied[group].push_back(param);
+    }
+  }
+  for (auto &[param, ranks] : updaters)
+    if (ranks.size() > 1)
+      dp[ranks].push_back(gradOf[param]);
+  auto add = [&](plan::CommGroup::Kind kind, const std::vector<int32_t> &r,
+                 const std::vector<int32_t> &tensors) {
+    plan::CommGroup *g = out.add_groups();
+    g->set_kind(kind);
+    for (int32_t x : r)
+      g->add_ranks(x);
+    for (int32_t t : tensors)
+      g->add_tensors(t);
+  };
+  for (auto &[r, t] : dp)
+    add(plan::CommGroup::DP, r, t);
+  for (auto &[r, t] : tied)
+    add(plan::CommGroup::TIED, r, t);
+  for (const plan::StageProgram &sp : out.stages())
+    if (sp.ranks_size() > 1)
+      add(plan::CommGroup::TP, ranksOf(sp), {});
+}
+
 void frenzy::addStagePrograms(const PartitionPlan &pp,
                               const ClusterSpec &cluster,
-                              const PartitionOptions &o, plan::Plan &out) {
+                              const PartitionOptions &o,
+                              PipelineSchedule schedule, plan::Plan &out) {
   const plan::Program &prog = out.program();
   // Which instruction produces each tensor.
   std::vector<int> producer(prog.tensors_size(), -1);
@@ -42,6 +125,7 @@ void frenzy::addStagePrograms(const PartitionPlan &pp,
   out.set_predicted_step_seconds(pp.stepSeconds());
   out.clear_devices();
   int32_t rankId = 0;
+  int64_t firstMicroBatch = 0;
   for (size_t p = 0; p < pp.pipelines.size(); ++p) {
     const Pipeline &pipe = pp.pipelines[p];
     for (size_t s = 0; s < pipe.stages.size(); ++s) {
@@ -55,6 +139,7 @@ void frenzy::addStagePrograms(const PartitionPlan &pp,
       sp->set_embed(st.embed);
       sp->set_head(st.head);
       sp->set_micro_batches(pipe.microBatches);
+      sp->set_first_micro_batch(firstMicroBatch);
       sp->set_predicted_seconds(st.seconds);
       for (size_t i = 0; i < st.devices.size(); ++i) {
         plan::Rank *r = out.add_ranks();
@@ -72,24 +157,32 @@ void frenzy::addStagePrograms(const PartitionPlan &pp,
         d->set_gpu_type(node.gpu);
         d->set_index(int32_t(st.devices[i]));
       }
-      std::set<int> mine;
-      for (int i = 0; i < prog.instrs_size(); ++i)
-        if (owns(st, prog.instrs(i))) {
-          mine.insert(i);
-          sp->add_instrs(i);
+      std::set<int> mine; // forward and backward instructions
+      for (int i = 0; i < prog.instrs_size(); ++i) {
+        const plan::Instr &in = prog.instrs(i);
+        if (!owns(st, in))
+          continue;
+        sp->add_instrs(i);
+        if (isUpdate(in)) {
+          sp->add_update_instrs(i);
+          continue;
         }
+        mine.insert(i);
+        if (in.backward())
+          sp->add_backward_instrs(i);
+        else
+          sp->add_forward_instrs(i);
+      }
       std::set<int32_t> recv, send;
-      for (int i : mine) {
+      for (int i : mine)
         for (int32_t t : prog.instrs(i).inputs())
           if (producer[t] >= 0 && !mine.count(producer[t]))
             recv.insert(t);
-      }
       for (int i = 0; i < prog.instrs_size(); ++i) {
-        if (mine.count(i))
+        if (mine.count(i) || isUpdate(prog.instrs(i)))
           continue;
         for (int32_t t : prog.instrs(i).inputs())
-          if (producer[t] >= 0 && mine.count(producer[t]) &&
-              prog.instrs(producer[t]).has_block())
+          if (producer[t] >= 0 && mine.count(producer[t]))
             send.insert(t);
       }
       for (int32_t t : recv)
@@ -97,5 +190,9 @@ void frenzy::addStagePrograms(const PartitionPlan &pp,
       for (int32_t t : send)
         sp->add_send_tensors(t);
     }
+    firstMicroBatch += pipe.microBatches;
   }
+  out.set_total_micro_batches(firstMicroBatch);
+  addGroups(out);
+  addPipelineSchedule(out, schedule);
 }

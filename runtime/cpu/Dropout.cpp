@@ -20,7 +20,7 @@ float dropoutUniform(uint64_t seed, uint64_t i) {
 }
 
 void dropoutF32(float *out, const float *in, int64_t n, float ratio,
-                uint64_t seed) {
+                uint64_t seed, uint64_t first) {
   if (ratio <= 0.0f) {
     if (out != in)
       std::memcpy(out, in, n * sizeof(float));
@@ -28,7 +28,7 @@ void dropoutF32(float *out, const float *in, int64_t n, float ratio,
   }
   const float keep = 1.0f / (1.0f - ratio);
   for (int64_t i = 0; i < n; ++i)
-    out[i] = dropoutUniform(seed, uint64_t(i)) < ratio ? 0.0f : in[i] * keep;
+    out[i] = dropoutUniform(seed, first + uint64_t(i)) < ratio ? 0.0f : in[i] * keep;
 }
 
 } // namespace frenzy::cpu

@@ -71,6 +71,9 @@ struct AttentionConfig {
   int64_t maskHeads = 1;         // 1 (shared by all heads) or BH
   float dropout = 0.0f;          // on the probabilities, inverted
   uint64_t seed = 0;             // dropout stream (see dropoutUniform)
+  /// Index of the first head in the whole batch's dropout stream: a
+  /// micro-batch draws the same decisions as its rows of the full batch.
+  uint64_t headOffset = 0;
 };
 /// probs [BH, Tq, Tk] receives the softmax (before dropout), which backward
 /// needs. scratch holds Tq * Tk floats (used only with dropout).

@@ -147,7 +147,7 @@ void rmsNormBackward(float *dx, float *dscale, const float *dout,
 /// The same (seed, i) always gives the same decision, so the backward pass
 /// regenerates the mask instead of storing it.
 void dropoutF32(float *out, const float *in, int64_t n, float ratio,
-                uint64_t seed);
+                uint64_t seed, uint64_t first = 0);
 /// Uniform [0,1) number for (seed, i); exposed for the attention kernel.
 float dropoutUniform(uint64_t seed, uint64_t i);
 

@@ -120,7 +120,8 @@ void dropout(KernelArgs &a) {
   if (!a.i("training", 0))
     ratio = 0.0f;
   cpu::dropoutF32(a.out[0]->f32(), a.in[0]->f32(), a.in[0]->numel(), ratio,
-                  a.ctx.streamSeed(a.i("seed", 0)));
+                  a.ctx.streamSeed(a.i("seed", 0)),
+                  a.ctx.elementOffset(a.in[0]->numel()));
 }
 
 void trilu(KernelArgs &a) {

@@ -11,7 +11,9 @@
 
 namespace frenzy::rt {
 
-Executor::Executor(const plan::Plan &p) : plan(p) {
+Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
+                   std::set<int32_t> freeLate)
+    : plan(p), order(std::move(instrs)) {
   if (plan.version() != plan::kPlanVersion)
     throw RuntimeError("plan format version " + std::to_string(plan.version()) +
                        " is not the runtime's (" +
@@ -23,6 +25,21 @@ Executor::Executor(const plan::Plan &p) : plan(p) {
                        "frenzy-opt --precision=fp32)");
   const plan::Program &prog = plan.program();
   int32_t n = prog.tensors_size();
+  if (order.empty())
+    for (int32_t i = 0; i < prog.instrs_size(); ++i)
+      order.push_back(i);
+  // The tensors this rank touches: its instructions' operands, and the
+  // program's inputs and outputs among them.
+  std::vector<bool> used(n, false);
+  for (int32_t i : order) {
+    if (i < 0 || i >= prog.instrs_size())
+      throw RuntimeError("plan: instruction index " + std::to_string(i) +
+                         " out of range");
+    for (auto *ids : {&prog.instrs(i).inputs(), &prog.instrs(i).outputs()})
+      for (int32_t id : *ids)
+        if (id >= 0 && id < n)
+          used[id] = true;
+  }
   tensors.resize(n);
   for (int32_t i = 0; i < n; ++i) {
     const plan::Tensor &pt = prog.tensors(i);
@@ -34,6 +51,8 @@ Executor::Executor(const plan::Plan &p) : plan(p) {
       if (d < 0)
         throw RuntimeError("plan: tensor " + std::to_string(i) +
                            " has a negative dim");
+    if (!used[i])
+      continue;
     if (pt.kind() != plan::ACTIVATION)
       t.allocate();
     if (pt.kind() == plan::CONSTANT) {
@@ -52,13 +71,15 @@ Executor::Executor(const plan::Plan &p) : plan(p) {
     }
   }
   const KernelTable &table = kernelTable();
-  for (const plan::Instr &in : prog.instrs()) {
+  kernels.assign(prog.instrs_size(), nullptr);
+  for (int32_t i : order) {
+    const plan::Instr &in = prog.instrs(i);
     auto it = table.find(in.op());
     if (it == table.end())
       throw RuntimeError("plan needs kernel '" + in.op() +
                          "' (node '" + in.node() +
                          "'), which this runtime does not have");
-    kernels.push_back(it->second);
+    kernels[i] = it->second;
     for (int32_t id : in.inputs())
       if (id < 0 || id >= n)
         throw RuntimeError("plan: instruction '" + in.op() +
@@ -73,34 +94,75 @@ Executor::Executor(const plan::Plan &p) : plan(p) {
   for (const plan::Io &io : prog.outputs())
     if (io.name() == "loss")
       lossTensor = io.tensor();
-  planLifetimes();
+  planLifetimes(freeLate);
   ctx.optimizer = &plan.optimizer();
   ctx.state = &state;
 }
 
 /// Which tensors live for the whole run and after which instruction each
 /// activation dies (its last reader, or its producer when nothing reads it).
-void Executor::planLifetimes() {
+void Executor::planLifetimes(const std::set<int32_t> &freeLate) {
   const plan::Program &prog = plan.program();
   persistent.assign(tensors.size(), false);
   for (const plan::Tensor &t : prog.tensors())
     persistent[t.id()] = t.kind() != plan::ACTIVATION;
   for (const plan::Io &io : prog.outputs())
     persistent[io.tensor()] = true;
+  // Position in run order of each tensor's last use (reader, else writer).
   std::vector<int> last(tensors.size(), -1);
-  for (int i = 0; i < prog.instrs_size(); ++i) {
-    for (int32_t id : prog.instrs(i).outputs())
-      last[id] = std::max(last[id], i);
-    for (int32_t id : prog.instrs(i).inputs())
-      last[id] = i;
+  std::vector<bool> seen(tensors.size(), false);
+  for (int pos = 0; pos < int(order.size()); ++pos) {
+    const plan::Instr &in = prog.instrs(order[pos]);
+    for (int32_t id : in.outputs())
+      last[id] = std::max(last[id], pos);
+    for (int32_t id : in.inputs())
+      last[id] = pos;
+    for (auto *ids : {&in.inputs(), &in.outputs()})
+      for (int32_t id : *ids)
+        if (!persistent[id] && !seen[id]) {
+          seen[id] = true;
+          activations.push_back(id);
+        }
   }
   freeAfter.assign(prog.instrs_size(), {});
   for (size_t id = 0; id < tensors.size(); ++id)
-    if (!persistent[id] && last[id] >= 0)
-      freeAfter[last[id]].push_back(int32_t(id));
+    if (!persistent[id] && last[id] >= 0 && !freeLate.count(int32_t(id)))
+      freeAfter[order[last[id]]].push_back(int32_t(id));
   for (size_t id = 0; id < tensors.size(); ++id)
-    if (persistent[id] && prog.tensors(id).kind() == plan::ACTIVATION)
+    if (persistent[id] && prog.tensors(id).kind() == plan::ACTIVATION &&
+        last[id] >= 0)
       tensors[id].allocate();
+}
+
+void Executor::allocate(int32_t id) {
+  if (persistent[id] || !tensors[id].storage.empty())
+    return;
+  tensors[id].allocate();
+  live += tensors[id].bytes();
+  activationPeak = std::max(activationPeak, live);
+}
+
+void Executor::release(int32_t id) {
+  if (persistent[id] || tensors[id].storage.empty())
+    return;
+  live -= tensors[id].bytes();
+  std::vector<uint64_t>().swap(tensors[id].storage);
+}
+
+void Executor::switchMicroBatch(int64_t mb) {
+  if (mb == currentMicroBatch)
+    return;
+  std::vector<std::vector<uint64_t>> &out = stashed[currentMicroBatch];
+  out.resize(activations.size());
+  for (size_t k = 0; k < activations.size(); ++k)
+    out[k].swap(tensors[activations[k]].storage);
+  auto it = stashed.find(mb);
+  if (it != stashed.end()) {
+    for (size_t k = 0; k < activations.size(); ++k)
+      it->second[k].swap(tensors[activations[k]].storage);
+    stashed.erase(it);
+  }
+  currentMicroBatch = mb;
 }
 
 void Executor::loadWeights() {
@@ -114,7 +176,8 @@ void Executor::loadWeights() {
                        "(hash mismatch); re-run frenzy-opt");
   OnnxWeights weights(plan.model_path());
   for (const plan::ParamSource &p : plan.program().params())
-    weights.load(p, tensors[p.tensor()]);
+    if (!tensors[p.tensor()].storage.empty()) // held by this rank
+      weights.load(p, tensors[p.tensor()]);
 }
 
 Tensor *Executor::input(const std::string &name) {
@@ -151,14 +214,25 @@ double Executor::learningRate(int64_t step) const {
   return o.min_lr() + 0.5 * (lr - o.min_lr()) * (1.0 + std::cos(M_PI * progress));
 }
 
-void Executor::runStep(int64_t step, uint64_t seed) {
+void Executor::beginStep(int64_t step, uint64_t seed) {
   ctx.step = step;
   ctx.runSeed = seed;
   ctx.lr = learningRate(step);
+}
+
+void Executor::runStep(int64_t step, uint64_t seed) {
+  beginStep(step, seed);
+  run(order);
+}
+
+void Executor::run(const std::vector<int32_t> &instrs) {
   const plan::Program &prog = plan.program();
-  int64_t live = 0;
-  for (int i = 0, e = prog.instrs_size(); i < e; ++i) {
+  int64_t step = ctx.step;
+  for (int32_t i : instrs) {
     const plan::Instr &in = prog.instrs(i);
+    if (!kernels[i])
+      throw RuntimeError("instruction " + std::to_string(i) +
+                         " is not among this rank's instructions");
     KernelArgs args{in, {}, {}, ctx};
     for (int32_t id : in.inputs())
       args.in.push_back(&tensors[id]);
@@ -205,7 +279,7 @@ void Executor::runStep(int64_t step, uint64_t seed) {
 int64_t Executor::persistentBytes() const {
   int64_t n = 0;
   for (size_t id = 0; id < tensors.size(); ++id)
-    if (persistent[id])
+    if (persistent[id] && !tensors[id].storage.empty())
       n += tensors[id].bytes();
   for (const auto &[name, st] : state)
     n += int64_t(st.m.size() + st.v.size()) * 4;

@@ -4,14 +4,23 @@
 
 #include "Kernel.h"
 
+#include <set>
+
 namespace frenzy::rt {
 
-/// Owns every tensor of a program and runs its instructions in order. All
-/// tensors are allocated once, at construction, and reused every step.
+/// Owns the tensors of a program (or of the instructions of one rank) and
+/// runs instructions. Parameters, inputs, constants and outputs are
+/// allocated once; activations when produced (or received) and freed after
+/// their last reader. A rank running several micro-batches keeps one set of
+/// activations per micro-batch in flight (switchMicroBatch).
 class Executor {
 public:
-  /// Validates the plan (version, tensor ids, kernels) and allocates.
-  explicit Executor(const plan::Plan &plan);
+  /// Validates the plan (version, tensor ids, kernels) and allocates what
+  /// `instrs` (program indices in run order; empty: the whole program)
+  /// touch. Activations in `freeLate` are not freed after their last reader
+  /// but by release() (a rank frees a tensor it sends after sending it).
+  explicit Executor(const plan::Plan &plan, std::vector<int32_t> instrs = {},
+                    std::set<int32_t> freeLate = {});
 
   /// Loads parameter values from the model file named in the plan, checking
   /// its hash.
@@ -27,6 +36,24 @@ public:
   /// Runs step `step` (1-based). Throws RuntimeError on a non-finite loss
   /// before any update runs, so parameters keep their previous values.
   void runStep(int64_t step, uint64_t seed);
+  /// The parts of a step, for a rank running its phases: set the step's
+  /// context, then run lists of instructions (program indices).
+  void beginStep(int64_t step, uint64_t seed);
+  void run(const std::vector<int32_t> &instrs);
+  StepContext &context() { return ctx; }
+  /// Optimizer moments by parameter name (what a checkpoint saves).
+  std::map<std::string, ParamState> &optimizerState() { return state; }
+  int32_t lossTensorId() const { return lossTensor; }
+
+  /// Tensors by id. allocate() gives an activation storage (a received
+  /// tensor); release() frees it.
+  Tensor &tensor(int32_t id) { return tensors[id]; }
+  void allocate(int32_t id);
+  void release(int32_t id);
+  bool isPersistent(int32_t id) const { return persistent[id]; }
+  /// Makes the activations of micro-batch `mb` current, putting away the
+  /// current ones.
+  void switchMicroBatch(int64_t mb);
 
   /// Time spent per kernel name, accumulated over steps when profiling.
   void setProfiling(bool on) { profiling = on; }
@@ -47,15 +74,20 @@ public:
   int64_t parameterCount() const;
 
 private:
-  void planLifetimes();
+  void planLifetimes(const std::set<int32_t> &freeLate);
   const plan::Plan &plan;
+  std::vector<int32_t> order;              // instructions, in run order
+  std::vector<int32_t> activations;        // activation ids this rank uses
+  int64_t currentMicroBatch = 0;
+  std::map<int64_t, std::vector<std::vector<uint64_t>>> stashed; // by mb
+  int64_t live = 0;
   std::vector<Tensor> tensors;
   std::vector<KernelFn> kernels;
   std::map<std::string, ParamState> state;
   StepContext ctx;
   int32_t lossTensor = -1;
   std::vector<bool> persistent;         // by tensor id
-  std::vector<std::vector<int32_t>> freeAfter; // by instruction
+  std::vector<std::vector<int32_t>> freeAfter; // by program instruction
   int64_t activationPeak = 0;
   bool profiling = false;
   std::map<std::string, std::pair<double, int64_t>> kernelTime; // s, calls

@@ -41,6 +41,14 @@ struct StepContext {
   /// Seed of a random stream (dropout) for this step: distinct per op seed,
   /// step and run seed, identical between an op and its backward.
   uint64_t streamSeed(int64_t opSeed) const;
+  /// Rows of the global batch before this micro-batch, and its size (0:
+  /// the whole batch). Dropout streams are indexed over the whole batch, so
+  /// a pipelined run draws what one rank does: a batch-major tensor of n
+  /// elements starts at element sampleOffset * n / microBatch.
+  int64_t sampleOffset = 0, microBatch = 0;
+  uint64_t elementOffset(int64_t n) const {
+    return microBatch ? uint64_t(sampleOffset * (n / microBatch)) : 0;
+  }
 };
 
 struct KernelArgs {
@@ -65,6 +73,9 @@ using KernelTable = std::unordered_map<std::string, KernelFn>;
 
 /// The table of every kernel (built once).
 const KernelTable &kernelTable();
+
+/// PyTorch's clip_grad_norm_ factor for a global gradient norm.
+double clipScale(double norm, double maxNorm);
 
 void registerElementwiseKernels(KernelTable &t);
 void registerNNKernels(KernelTable &t);

@@ -122,6 +122,7 @@ cpu::AttentionConfig attentionConfig(KernelArgs &a, size_t first,
   c.causal = a.i("causal", 0);
   c.dropout = float(a.f("dropout", 0.0));
   c.seed = a.ctx.streamSeed(a.i("seed", 0));
+  c.headOffset = a.ctx.elementOffset(c.BH);
   if (a.in.size() > first + 3) {
     const Tensor &m = *a.in[first + 3];
     const void *data = m.data();

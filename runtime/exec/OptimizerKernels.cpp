@@ -11,6 +11,11 @@
 #include <cmath>
 
 namespace frenzy::rt {
+
+double clipScale(double norm, double maxNorm) {
+  return maxNorm > 0 ? std::min(1.0, maxNorm / (norm + 1e-6)) : 1.0;
+}
+
 namespace {
 
 void clipGradNorm(KernelArgs &a) {
@@ -20,8 +25,8 @@ void clipGradNorm(KernelArgs &a) {
     for (int64_t i = 0, n = g->numel(); i < n; ++i)
       sumsq += double(p[i]) * p[i];
   }
-  double norm = std::sqrt(sumsq), maxNorm = a.f("max_norm");
-  double scale = maxNorm > 0 ? std::min(1.0, maxNorm / (norm + 1e-6)) : 1.0;
+  double norm = std::sqrt(sumsq);
+  double scale = clipScale(norm, a.f("max_norm"));
   a.out[0]->f32()[0] = float(norm);
   a.out[1]->f32()[0] = float(scale);
 }

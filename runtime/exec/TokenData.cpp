@@ -39,12 +39,19 @@ void TokenData::requireBatch(int64_t B, int64_t T) const {
 
 void TokenData::batch(int64_t step, int64_t B, int64_t T, int64_t *idx,
                       int64_t *targets) const {
+  rows(step, B, T, 0, B, idx, targets);
+}
+
+void TokenData::rows(int64_t step, int64_t B, int64_t T, int64_t first,
+                     int64_t rows, int64_t *idx, int64_t *targets) const {
   int64_t span = size() - T; // window starts in [0, span)
-  for (int64_t b = 0; b < B; ++b) {
-    int64_t start = (((step - 1) * B + b) * T) % span;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t start = (((step - 1) * B + first + r) * T) % span;
     for (int64_t t = 0; t < T; ++t) {
-      idx[b * T + t] = tokens[start + t];
-      targets[b * T + t] = tokens[start + t + 1];
+      if (idx)
+        idx[r * T + t] = tokens[start + t];
+      if (targets)
+        targets[r * T + t] = tokens[start + t + 1];
     }
   }
 }

@@ -29,6 +29,10 @@ public:
   /// Fills idx and targets (each B*T int64) for 1-based step `step`.
   void batch(int64_t step, int64_t B, int64_t T, int64_t *idx,
              int64_t *targets) const;
+  /// Rows [first, first + rows) of that batch (a micro-batch); null
+  /// pointers are skipped.
+  void rows(int64_t step, int64_t B, int64_t T, int64_t first, int64_t rows,
+            int64_t *idx, int64_t *targets) const;
 
 private:
   std::string path;

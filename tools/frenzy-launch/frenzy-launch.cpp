@@ -7,7 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Executor.h"
-#include "TokenData.h"
+#include "LaunchOptions.h"
+#include "TokenInputs.h"
 
 #include <algorithm>
 #include <chrono>
@@ -25,87 +26,6 @@ using namespace frenzy::rt;
 
 namespace {
 
-struct Options {
-  std::string plan, data, dump;
-  int64_t steps = 10, threads = 0, logEvery = 1;
-  uint64_t seed = 1234;
-  bool profile = false;
-  std::vector<std::pair<std::string, std::string>> inputs;
-};
-
-const char *kUsage =
-    "usage: frenzy-launch PLAN.bin [--steps=N] [--data=TOKENS.bin] "
-    "[--input=NAME=FILE]... [--seed=N] [--threads=N] [--log-every=N] "
-    "[--dump=DIR] [--profile]\n";
-
-bool parseInt(const std::string &s, int64_t &v) {
-  char *end = nullptr;
-  v = std::strtoll(s.c_str(), &end, 10);
-  return !s.empty() && *end == 0;
-}
-
-Options parseArgs(int argc, char **argv) {
-  Options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto value = [&](const char *flag) -> std::string {
-      size_t n = std::strlen(flag);
-      return a.compare(0, n, flag) == 0 ? a.substr(n) : std::string("\x01");
-    };
-    auto number = [&](const char *flag, int64_t &v, int64_t min) {
-      std::string s = value(flag);
-      if (s == "\x01")
-        return false;
-      if (!parseInt(s, v) || v < min)
-        throw RuntimeError(std::string(flag) + " needs an integer >= " +
-                           std::to_string(min) + ", got '" + s + "'");
-      return true;
-    };
-    int64_t seed;
-    if (a == "--profile") {
-      o.profile = true;
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    } else if (number("--steps=", o.steps, 1) ||
-               number("--threads=", o.threads, 1) ||
-               number("--log-every=", o.logEvery, 1)) {
-    } else if (number("--seed=", seed, 0)) {
-      o.seed = uint64_t(seed);
-    } else if (std::string s = value("--data="); s != "\x01") {
-      o.data = s;
-    } else if (std::string s = value("--dump="); s != "\x01") {
-      o.dump = s;
-    } else if (std::string s = value("--input="); s != "\x01") {
-      size_t eq = s.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw RuntimeError("--input expects NAME=FILE, got '" + s + "'");
-      o.inputs.emplace_back(s.substr(0, eq), s.substr(eq + 1));
-    } else if (a.size() > 1 && a[0] == '-') {
-      throw RuntimeError("unknown option '" + a + "'\n" + kUsage);
-    } else if (o.plan.empty()) {
-      o.plan = a;
-    } else {
-      throw RuntimeError("more than one plan given ('" + o.plan + "', '" + a +
-                         "')");
-    }
-  }
-  if (o.plan.empty())
-    throw RuntimeError(std::string("no plan given\n") + kUsage);
-  return o;
-}
-
-plan::Plan readPlan(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw RuntimeError(path + ": cannot open the plan");
-  plan::Plan p;
-  if (!p.ParseFromIstream(&in))
-    throw RuntimeError(path + ": not a Frenzy plan (protobuf parse failed); "
-                              "make one with frenzy-opt --cluster=... -o");
-  return p;
-}
-
 void readRaw(const std::string &path, Tensor &t, const std::string &name) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in)
@@ -117,35 +37,6 @@ void readRaw(const std::string &path, Tensor &t, const std::string &name) {
                        " (" + std::to_string(t.bytes()) + " bytes)");
   in.seekg(0);
   in.read(static_cast<char *>(t.data()), size);
-}
-
-/// The plan's token inputs: ids and targets (by name), and id-shaped inputs
-/// that a plain token stream fills with defaults (token types 0, mask 1).
-struct TokenInputs {
-  Tensor *ids = nullptr, *targets = nullptr;
-  std::vector<std::pair<Tensor *, int64_t>> defaults;
-};
-
-TokenInputs bindTokenInputs(Executor &ex) {
-  TokenInputs b;
-  for (const plan::Io &io : ex.program().inputs()) {
-    Tensor *t = ex.input(io.name());
-    const std::string &n = io.name();
-    if (n == "targets" || n == "labels" || n == "target")
-      b.targets = t;
-    else if (n.find("token_type") != std::string::npos)
-      b.defaults.emplace_back(t, 0);
-    else if (n.find("mask") != std::string::npos)
-      b.defaults.emplace_back(t, 1);
-    else if (!b.ids && t->dtype == plan::I64)
-      b.ids = t;
-  }
-  if (!b.ids || !b.targets || b.ids->shape != b.targets->shape ||
-      b.ids->shape.size() != 2)
-    throw RuntimeError("--data needs a plan with token-id and targets inputs "
-                       "of one shape [B, T]; this plan's inputs do not fit "
-                       "(feed them with --input=NAME=FILE instead)");
-  return b;
 }
 
 void writeOutputs(const Executor &ex, const std::string &dir) {
@@ -172,14 +63,9 @@ void printProfile(const Executor &ex, double totalSeconds) {
                 t.second, 100.0 * t.first / totalSeconds);
 }
 
-int run(const Options &o) {
-  plan::Plan p = readPlan(o.plan);
-  if (p.ranks_size() > 1)
-    throw RuntimeError(o.plan + ": the plan has " +
-                       std::to_string(p.ranks_size()) + " ranks in " +
-                       std::to_string(p.stages_size()) +
-                       " stages; this build runs single-rank plans (make one "
-                       "with a one-device cluster, e.g. examples/cpu-1.yaml)");
+} // namespace
+
+int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
   Executor ex(p);
   ex.loadWeights();
   ex.setProfiling(o.profile);
@@ -190,10 +76,8 @@ int run(const Options &o) {
   TokenInputs tokens;
   if (!o.data.empty()) {
     data = std::make_unique<TokenData>(o.data);
-    tokens = bindTokenInputs(ex);
-    data->requireBatch(tokens.ids->shape[0], tokens.ids->shape[1]);
-    for (auto [t, v] : tokens.defaults)
-      std::fill(t->i64(), t->i64() + t->numel(), v);
+    tokens = TokenInputs::bind(ex);
+    data->requireBatch(tokens.rows(), tokens.seq());
   }
   for (const auto &[name, file] : o.inputs) {
     Tensor *t = ex.input(name);
@@ -212,8 +96,7 @@ int run(const Options &o) {
   double totalSeconds = 0;
   for (int64_t step = 1; step <= o.steps; ++step) {
     if (data)
-      data->batch(step, tokens.ids->shape[0], tokens.ids->shape[1],
-                  tokens.ids->i64(), tokens.targets->i64());
+      tokens.fill(*data, step, tokens.rows(), 0);
     auto t0 = std::chrono::steady_clock::now();
     ex.runStep(step, o.seed);
     double sec = std::chrono::duration<double>(
@@ -246,11 +129,13 @@ int run(const Options &o) {
   return 0;
 }
 
-} // namespace
-
 int main(int argc, char **argv) {
   try {
-    return run(parseArgs(argc, argv));
+    Options o = parseArgs(argc, argv);
+    plan::Plan p = readPlan(o.plan);
+    if (p.ranks_size() > 1 || !o.hostfile.empty())
+      return runMultiRank(o, p, argc, argv);
+    return runSingleRank(o, p);
   } catch (const RuntimeError &e) {
     std::fflush(stdout);
     std::fprintf(stderr, "frenzy-launch: error: %s\n", e.what());

@@ -10,6 +10,7 @@
 #include "frenzy/Cluster/ClusterSpec.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
 #include "frenzy/Plan/PlanWriter.h"
+#include "frenzy/Planning/LayoutSpec.h"
 #include "frenzy/Planning/Partitioner.h"
 #include "frenzy/Planning/ResourcePrediction.h"
 #include "frenzy/Planning/StagePrograms.h"
@@ -90,6 +91,15 @@ static cl::opt<bool> explainPlan(
 static cl::opt<std::string> recomputeMode(
     "recompute", cl::desc("none, selective or full (partitioner)"),
     cl::init("selective"), cl::cat(trainCategory));
+static cl::opt<std::string> layoutSpec(
+    "layout",
+    cl::desc("Pin the partition instead of searching: pipelines separated by "
+             "'/', stages by ',', each stage LAYERS[xTP], each pipeline "
+             "optionally @MICROBATCHES (e.g. 1,1@3/2@1)"),
+    cl::cat(trainCategory));
+static cl::opt<std::string> scheduleKind(
+    "schedule", cl::desc("Pipeline schedule of a multi-rank plan: 1f1b or gpipe"),
+    cl::init("1f1b"), cl::cat(trainCategory));
 static cl::opt<bool> emitJson("json",
                               cl::desc("--predict-resources output as JSON"),
                               cl::init(false), cl::cat(trainCategory));
@@ -232,7 +242,15 @@ partitionCluster(ModuleOp module, const frenzy::ClusterSpec &cluster,
   auto cost = frenzy::CostModel::build(module, memory->precision());
   if (failed(cost))
     return std::nullopt;
-  auto plan = frenzy::partition(*cost, *memory, cluster, po, alternatives);
+  auto plan = [&]() -> llvm::Expected<frenzy::PartitionPlan> {
+    if (layoutSpec.empty())
+      return frenzy::partition(*cost, *memory, cluster, po, alternatives);
+    auto pinned = frenzy::parseLayout(layoutSpec, cluster, cost->numLayers(),
+                                      po.globalBatch);
+    if (!pinned)
+      return pinned.takeError();
+    return frenzy::evaluatePlan(*cost, *memory, cluster, po, *pinned);
+  }();
   if (!plan) {
     llvm::errs() << "frenzy-opt: error: " << clusterFile << ": "
                  << llvm::toString(plan.takeError()) << "\n";
@@ -282,7 +300,11 @@ static int writePlan(ModuleOp module, llvm::StringRef input,
   if (failed(frenzy::buildPlan(module, input, clusterFile, cluster, plan)))
     return 1;
   if (partition)
-    frenzy::addStagePrograms(*partition, cluster, *po, plan);
+    frenzy::addStagePrograms(*partition, cluster, *po,
+                             scheduleKind == "gpipe"
+                                 ? frenzy::PipelineSchedule::GPipe
+                                 : frenzy::PipelineSchedule::OneFOneB,
+                             plan);
   if (llvm::Error e = frenzy::writePlanFile(plan, output)) {
     llvm::errs() << "frenzy-opt: error: " << llvm::toString(std::move(e))
                  << "\n";
@@ -366,6 +388,11 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     llvm::errs() << "frenzy-opt: error: --emit must be mlir, summary, report "
                     "or json, got '"
                  << emitKind << "'\n";
+    return 1;
+  }
+  if (scheduleKind != "1f1b" && scheduleKind != "gpipe") {
+    llvm::errs() << "frenzy-opt: error: unknown --schedule '" << scheduleKind
+                 << "'; valid values: 1f1b, gpipe\n";
     return 1;
   }
   if (partitioning && !planning) {

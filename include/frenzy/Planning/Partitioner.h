@@ -47,6 +47,9 @@ struct Pipeline {
 struct PartitionPlan {
   std::vector<Pipeline> pipelines;
   int64_t microBatch = 1;
+  /// The pipelines' micro-batch counts are given (a pinned --layout), not
+  /// water-filled by scoring.
+  bool fixedShares = false;
   double pipelineSeconds = 0, allReduceSeconds = 0, optimizerSeconds = 0;
   double stepSeconds() const {
     return pipelineSeconds + allReduceSeconds + optimizerSeconds;

@@ -9,11 +9,22 @@ namespace plan {
 class Plan;
 }
 
-/// Adds ranks, stages (instructions, boundary tensors, batch shares) and
-/// predictions of a partition to a plan whose program is the training step
-/// at the partition's micro-batch size.
+enum class PipelineSchedule { OneFOneB, GPipe };
+
+/// Adds ranks, stages (instructions by phase, boundary tensors, batch
+/// shares), communication groups (DP across differently cut pipelines, tied
+/// parameters, TP) and predictions of a partition to a plan whose program is
+/// the training step at the partition's micro-batch size, then the per-rank
+/// instruction streams of `schedule`.
 void addStagePrograms(const PartitionPlan &pp, const ClusterSpec &cluster,
-                      const PartitionOptions &o, plan::Plan &out);
+                      const PartitionOptions &o, PipelineSchedule schedule,
+                      plan::Plan &out);
+
+/// Writes each rank's per-step instruction stream (forward/backward per
+/// micro-batch with its sends and receives, gradient reduction, update,
+/// tied-parameter sync) for GPipe or 1F1B, and a predicted start time per
+/// action from the stages' predicted times. Needs the stages and groups.
+void addPipelineSchedule(plan::Plan &plan, PipelineSchedule schedule);
 
 } // namespace frenzy
 

@@ -1,0 +1,274 @@
+//===- RankRunner.cpp - one rank of a multi-rank plan ---------------------===//
+//
+// Gradients: each micro-batch's backward overwrites the gradient tensors
+// (the program is the one-batch step at the micro-batch size), so they are
+// summed into accumulators; the DP groups sum them over pipelines; dividing
+// by the plan's total micro-batch count gives the mean over the global
+// batch, as the one-rank loss's mean does. The global gradient norm is a
+// sum of squares over the ranks that own each gradient (the plan names
+// them), reduced once together with the loss.
+//
+//===----------------------------------------------------------------------===//
+#include "RankRunner.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace frenzy::rt {
+
+static bool isOptimizerUpdate(const plan::Instr &in) {
+  return in.op() == "adamw_update" || in.op() == "sgd_update";
+}
+
+void RankRunner::checkSupported(const plan::Plan &p) {
+  for (const plan::StageProgram &sp : p.stages())
+    if (sp.ranks_size() > 1)
+      throw RuntimeError(
+          "pipeline " + std::to_string(sp.pipeline()) + " stage " +
+          std::to_string(sp.stage()) + " runs tensor-parallel over " +
+          std::to_string(sp.ranks_size()) +
+          " ranks, which this runtime does not run yet (sharded programs "
+          "are future work); pin a layout without TP, e.g. frenzy-opt "
+          "--layout=1,1");
+  if (p.stages_size() == 0)
+    throw RuntimeError("the plan has several ranks but no stages; re-run "
+                       "frenzy-opt");
+}
+
+RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
+  checkSupported(plan);
+  if (plan.ranks_size() != comm.size())
+    throw RuntimeError("the plan has " + std::to_string(plan.ranks_size()) +
+                       " ranks but " + std::to_string(comm.size()) +
+                       " processes were started; start one per rank (or run "
+                       "frenzy-launch PLAN alone and it starts them)");
+  me = plan.ranks(comm.rank());
+  if (me.id() != comm.rank())
+    throw RuntimeError("plan: rank " + std::to_string(comm.rank()) +
+                       " has id " + std::to_string(me.id()));
+  for (const plan::StageProgram &sp : plan.stages())
+    for (int32_t r : sp.ranks())
+      if (r == me.id())
+        st = &sp;
+  if (!st)
+    throw RuntimeError("plan: rank " + std::to_string(me.id()) +
+                       " belongs to no stage");
+  if (plan.total_micro_batches() <= 0 || plan.micro_batch() <= 0)
+    throw RuntimeError("plan: no micro-batches (re-run frenzy-opt)");
+  forward.assign(st->forward_instrs().begin(), st->forward_instrs().end());
+  backward.assign(st->backward_instrs().begin(), st->backward_instrs().end());
+  updates.assign(st->update_instrs().begin(), st->update_instrs().end());
+  const plan::Program &prog = plan.program();
+
+  // Tensors sent after the phase that makes them and not read by a later
+  // phase here are freed once sent, not after their last local reader.
+  std::set<int32_t> madeForward, readBackward;
+  for (int32_t i : forward)
+    madeForward.insert(prog.instrs(i).outputs().begin(),
+                       prog.instrs(i).outputs().end());
+  for (int32_t i : backward)
+    readBackward.insert(prog.instrs(i).inputs().begin(),
+                        prog.instrs(i).inputs().end());
+  for (const plan::Action &a : me.stream()) {
+    bool xfer = a.kind() == plan::Action::SEND || a.kind() == plan::Action::RECV;
+    if (xfer && (a.tensor() < 0 || a.tensor() >= prog.tensors_size() ||
+                 a.peer() < 0 || a.peer() >= plan.ranks_size() ||
+                 a.peer() == me.id()))
+      throw RuntimeError("plan: rank " + std::to_string(me.id()) +
+                         " has a transfer of tensor " +
+                         std::to_string(a.tensor()) + " with rank " +
+                         std::to_string(a.peer()));
+    if (a.kind() == plan::Action::SEND &&
+        !(madeForward.count(a.tensor()) && readBackward.count(a.tensor())))
+      freeLate.insert(a.tensor());
+  }
+  std::vector<int32_t> order = forward;
+  order.insert(order.end(), backward.begin(), backward.end());
+  order.insert(order.end(), updates.begin(), updates.end());
+  ex = std::make_unique<Executor>(plan, order, freeLate);
+
+  for (int32_t i : updates)
+    if (isOptimizerUpdate(prog.instrs(i)))
+      grads.push_back(prog.instrs(i).inputs(1));
+  if (plan.optimizer().kind().empty())
+    for (const plan::Io &io : prog.outputs())
+      if (io.name().rfind("grad.", 0) == 0 &&
+          !ex->tensor(io.tensor()).storage.empty())
+        grads.push_back(io.tensor());
+
+  // Communicators: every member creates each of its groups in plan order.
+  for (int g = 0; g < plan.groups_size(); ++g) {
+    const plan::CommGroup &grp = plan.groups(g);
+    std::vector<int32_t> ranks(grp.ranks().begin(), grp.ranks().end());
+    if (std::find(ranks.begin(), ranks.end(), me.id()) == ranks.end())
+      continue;
+    if (grp.kind() == plan::CommGroup::DP)
+      dpGroups.emplace_back(&grp, comm.group(ranks, g));
+    else if (grp.kind() == plan::CommGroup::TIED)
+      tiedGroups.push_back(&grp);
+  }
+}
+
+void RankRunner::setData(const TokenData *tokens) {
+  data = tokens;
+  inputs = TokenInputs::bind(*ex);
+}
+
+void RankRunner::beginMicroBatch(int64_t mb) {
+  for (int32_t id : toRelease)
+    ex->release(id);
+  toRelease.clear();
+  ex->switchMicroBatch(mb);
+  StepContext &ctx = ex->context();
+  ctx.microBatch = plan.micro_batch();
+  ctx.sampleOffset = (st->first_micro_batch() + mb) * plan.micro_batch();
+}
+
+void RankRunner::forwardOrBackward(const plan::Action &a) {
+  beginMicroBatch(a.micro_batch());
+  StepContext &ctx = ex->context();
+  if (data)
+    inputs->fill(*data, ctx.step, plan.global_batch(), ctx.sampleOffset);
+  if (a.kind() == plan::Action::FORWARD) {
+    ex->run(forward);
+    int32_t loss = ex->lossTensorId();
+    if (st->head() && me.tp_rank() == 0 && loss >= 0)
+      lossSum += ex->tensor(loss).f32()[0];
+    return;
+  }
+  ex->run(backward);
+  for (int32_t g : grads) {
+    const Tensor &t = ex->tensor(g);
+    std::vector<float> &acc = accum[g];
+    if (microBatchesRun == 0)
+      acc.assign(t.f32(), t.f32() + t.numel());
+    else
+      for (int64_t i = 0, n = t.numel(); i < n; ++i)
+        acc[i] += t.f32()[i];
+  }
+  ++microBatchesRun;
+}
+
+void RankRunner::reduceGradients() {
+  comm.waitSends();
+  for (auto &[grp, c] : dpGroups) {
+    int64_t n = 0;
+    for (int32_t t : grp->tensors())
+      n += int64_t(accum[t].size());
+    std::vector<float> buf;
+    buf.reserve(n);
+    for (int32_t t : grp->tensors())
+      buf.insert(buf.end(), accum[t].begin(), accum[t].end());
+    comm.allReduceSum(buf.data(), n, c);
+    int64_t off = 0;
+    for (int32_t t : grp->tensors()) {
+      std::memcpy(accum[t].data(), buf.data() + off, accum[t].size() * 4);
+      off += int64_t(accum[t].size());
+    }
+  }
+  const float inv = 1.0f / float(plan.total_micro_batches());
+  for (int32_t g : grads) {
+    float *dst = ex->tensor(g).f32();
+    const std::vector<float> &acc = accum[g];
+    for (size_t i = 0; i < acc.size(); ++i)
+      dst[i] = acc[i] * inv;
+  }
+}
+
+StepResult RankRunner::update() {
+  double sums[2] = {0, lossSum};
+  for (int32_t g : me.norm_tensors()) {
+    const Tensor &t = ex->tensor(g);
+    for (int64_t i = 0, n = t.numel(); i < n; ++i)
+      sums[0] += double(t.f32()[i]) * t.f32()[i];
+  }
+  comm.allReduceSum(sums, 2);
+  StepResult r;
+  r.loss = sums[1] / double(plan.total_micro_batches());
+  r.gradNorm = std::sqrt(sums[0]);
+  StepContext &ctx = ex->context();
+  if (!std::isfinite(r.loss))
+    throw RuntimeError("step " + std::to_string(ctx.step) + ": the loss is " +
+                       std::to_string(r.loss) +
+                       "; stopped before the update, parameters keep their "
+                       "values from step " + std::to_string(ctx.step - 1));
+  int32_t loss = ex->lossTensorId();
+  if (loss >= 0 && !ex->tensor(loss).storage.empty())
+    ex->tensor(loss).f32()[0] = float(r.loss);
+  const plan::Program &prog = plan.program();
+  for (int32_t i : updates) {
+    const plan::Instr &in = prog.instrs(i);
+    if (in.op() == "clip_grad_norm") {
+      double maxNorm = in.attrs().count("max_norm")
+                           ? in.attrs().at("max_norm").f()
+                           : 0.0;
+      ex->allocate(in.outputs(0));
+      ex->allocate(in.outputs(1));
+      ex->tensor(in.outputs(0)).f32()[0] = float(r.gradNorm);
+      ex->tensor(in.outputs(1)).f32()[0] =
+          float(clipScale(r.gradNorm, maxNorm));
+      continue;
+    }
+    ex->run({i});
+  }
+  return r;
+}
+
+void RankRunner::syncParams() {
+  for (const plan::CommGroup *g : tiedGroups) {
+    int32_t owner = g->ranks(0);
+    for (int32_t t : g->tensors()) {
+      Tensor &param = ex->tensor(t);
+      if (owner == me.id()) {
+        for (int k = 1; k < g->ranks_size(); ++k)
+          comm.send(param.data(), param.bytes(), g->ranks(k), t);
+      } else {
+        comm.recv(param.data(), param.bytes(), owner, t);
+      }
+    }
+  }
+  comm.waitSends();
+}
+
+StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
+  ex->beginStep(step, seed);
+  lossSum = 0;
+  microBatchesRun = 0;
+  StepResult result;
+  for (const plan::Action &a : me.stream()) {
+    switch (a.kind()) {
+    case plan::Action::FORWARD:
+    case plan::Action::BACKWARD:
+      forwardOrBackward(a);
+      break;
+    case plan::Action::SEND: {
+      const Tensor &t = ex->tensor(a.tensor());
+      comm.send(t.data(), t.bytes(), a.peer(), a.tensor());
+      if (freeLate.count(a.tensor()))
+        toRelease.push_back(a.tensor());
+      break;
+    }
+    case plan::Action::RECV:
+      beginMicroBatch(a.micro_batch());
+      ex->allocate(a.tensor());
+      comm.recv(ex->tensor(a.tensor()).data(), ex->tensor(a.tensor()).bytes(),
+                a.peer(), a.tensor());
+      break;
+    case plan::Action::REDUCE_GRADS:
+      beginMicroBatch(0);
+      reduceGradients();
+      break;
+    case plan::Action::UPDATE:
+      result = update();
+      break;
+    case plan::Action::SYNC_PARAMS:
+      syncParams();
+      break;
+    default:
+      throw RuntimeError("plan: unknown action " + std::to_string(a.kind()));
+    }
+  }
+  return result;
+}
+
+} // namespace frenzy::rt

@@ -1,0 +1,72 @@
+//===- RankRunner.h - one rank of a multi-rank plan -------------*- C++ -*-===//
+//
+// Runs this process's rank of the plan: its stage's instructions on the
+// executor, driven by the rank's instruction stream (forward and backward
+// per micro-batch with their receives and sends, gradient reduction over
+// the DP groups, the update, tied-parameter sync). The result of a step is
+// the loss and gradient norm of the whole global batch, equal (up to float
+// summation order) to a one-rank run of the same plan's model and batch.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_RUNTIME_DIST_RANKRUNNER_H
+#define FRENZY_RUNTIME_DIST_RANKRUNNER_H
+
+#include "Comm.h"
+#include "Executor.h"
+#include "TokenInputs.h"
+
+#include <memory>
+#include <optional>
+
+namespace frenzy::rt {
+
+struct StepResult {
+  double loss = 0, gradNorm = 0;
+};
+
+class RankRunner {
+public:
+  /// Validates that the plan's stages, ranks and streams are consistent
+  /// with a world of comm.size() processes, and builds this rank's
+  /// executor and communicators.
+  RankRunner(const plan::Plan &plan, Comm &comm);
+  /// Throws when this runtime cannot run the plan (checked before any rank
+  /// starts).
+  static void checkSupported(const plan::Plan &plan);
+
+  Executor &executor() { return *ex; }
+  const plan::Rank &rank() const { return me; }
+  const plan::StageProgram &stage() const { return *st; }
+
+  void loadWeights() { ex->loadWeights(); }
+  void setData(const TokenData *tokens);
+  StepResult runStep(int64_t step, uint64_t seed);
+
+private:
+  void forwardOrBackward(const plan::Action &a);
+  void reduceGradients();
+  StepResult update();
+  void syncParams();
+  void beginMicroBatch(int64_t mb);
+
+  const plan::Plan &plan;
+  Comm &comm;
+  plan::Rank me;
+  const plan::StageProgram *st = nullptr;
+  std::unique_ptr<Executor> ex;
+  std::vector<int32_t> forward, backward, updates;
+  std::vector<int32_t> grads;                     // accumulated per step
+  std::map<int32_t, std::vector<float>> accum;    // by gradient tensor
+  std::vector<std::pair<const plan::CommGroup *, MPI_Comm>> dpGroups;
+  std::vector<const plan::CommGroup *> tiedGroups;
+  std::set<int32_t> freeLate;                     // released after sending
+  std::vector<int32_t> toRelease;
+  const TokenData *data = nullptr;
+  std::optional<TokenInputs> inputs;
+  double lossSum = 0;
+  int64_t microBatchesRun = 0;
+};
+
+} // namespace frenzy::rt
+
+#endif

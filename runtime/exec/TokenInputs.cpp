@@ -1,0 +1,40 @@
+//===- TokenInputs.cpp - a plan's inputs fed from a token file ------------===//
+#include "TokenInputs.h"
+
+#include <algorithm>
+
+namespace frenzy::rt {
+
+TokenInputs TokenInputs::bind(Executor &ex) {
+  TokenInputs b;
+  for (const plan::Io &io : ex.program().inputs()) {
+    Tensor *t = ex.input(io.name());
+    const std::string &n = io.name();
+    if (n == "targets" || n == "labels" || n == "target")
+      b.targets = t;
+    else if (n.find("token_type") != std::string::npos)
+      b.defaults.emplace_back(t, 0);
+    else if (n.find("mask") != std::string::npos)
+      b.defaults.emplace_back(t, 1);
+    else if (!b.ids && t->dtype == plan::I64)
+      b.ids = t;
+  }
+  if (!b.ids || !b.targets || b.ids->shape != b.targets->shape ||
+      b.ids->shape.size() != 2)
+    throw RuntimeError("--data needs a plan with token-id and targets inputs "
+                       "of one shape [B, T]; this plan's inputs do not fit "
+                       "(feed them with --input=NAME=FILE instead)");
+  for (auto [t, v] : b.defaults)
+    if (!t->storage.empty())
+      std::fill(t->i64(), t->i64() + t->numel(), v);
+  return b;
+}
+
+void TokenInputs::fill(const TokenData &data, int64_t step, int64_t batch,
+                       int64_t first) const {
+  data.rows(step, batch, seq(), first, rows(),
+            ids->storage.empty() ? nullptr : ids->i64(),
+            targets->storage.empty() ? nullptr : targets->i64());
+}
+
+} // namespace frenzy::rt

@@ -1,0 +1,119 @@
+//===- LaunchOptions.cpp - frenzy-launch's command line -------------------===//
+#include "LaunchOptions.h"
+
+#include "Tensor.h"
+#include "plan/PlanVersion.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace frenzy::rt {
+
+namespace {
+
+const char *kUsage =
+    "usage: frenzy-launch PLAN.bin [--steps=N] [--data=TOKENS.bin] "
+    "[--input=NAME=FILE]... [--seed=N] [--threads=N] [--log-every=N] "
+    "[--dump=DIR] [--profile] [--checkpoint-dir=DIR] [--checkpoint-every=N] "
+    "[--resume=DIR] [--export=OUT.onnx] [--emit-hostfile=FILE]\n"
+    "A plan of several ranks starts them through mpirun, unless this process "
+    "was itself started by mpirun or srun (then it runs the rank it is given).\n";
+
+} // namespace
+
+static bool parseInt(const std::string &s, int64_t &v) {
+  char *end = nullptr;
+  v = std::strtoll(s.c_str(), &end, 10);
+  return !s.empty() && *end == 0;
+}
+
+Options parseArgs(int argc, char **argv) {
+  Options o;
+  o.argv.assign(argv + 1, argv + argc);
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](const char *flag) -> std::string {
+      size_t n = std::strlen(flag);
+      return a.compare(0, n, flag) == 0 ? a.substr(n) : std::string("\x01");
+    };
+    auto number = [&](const char *flag, int64_t &v, int64_t min) {
+      std::string s = value(flag);
+      if (s == "\x01")
+        return false;
+      if (!parseInt(s, v) || v < min)
+        throw RuntimeError(std::string(flag) + " needs an integer >= " +
+                           std::to_string(min) + ", got '" + s + "'");
+      return true;
+    };
+    int64_t seed;
+    if (a == "--profile") {
+      o.profile = true;
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (number("--steps=", o.steps, 1) ||
+               number("--threads=", o.threads, 1) ||
+               number("--log-every=", o.logEvery, 1) ||
+               number("--checkpoint-every=", o.checkpointEvery, 1)) {
+    } else if (number("--seed=", seed, 0)) {
+      o.seed = uint64_t(seed);
+    } else if (std::string s = value("--data="); s != "\x01") {
+      o.data = s;
+    } else if (std::string s = value("--dump="); s != "\x01") {
+      o.dump = s;
+    } else if (std::string s = value("--checkpoint-dir="); s != "\x01") {
+      o.checkpointDir = s;
+    } else if (std::string s = value("--resume="); s != "\x01") {
+      o.resumeDir = s;
+    } else if (std::string s = value("--export="); s != "\x01") {
+      o.exportOnnx = s;
+    } else if (std::string s = value("--emit-hostfile="); s != "\x01") {
+      o.hostfile = s;
+    } else if (std::string s = value("--input="); s != "\x01") {
+      size_t eq = s.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw RuntimeError("--input expects NAME=FILE, got '" + s + "'");
+      o.inputs.emplace_back(s.substr(0, eq), s.substr(eq + 1));
+    } else if (a.size() > 1 && a[0] == '-') {
+      throw RuntimeError("unknown option '" + a + "'\n" + kUsage);
+    } else if (o.plan.empty()) {
+      o.plan = a;
+    } else {
+      throw RuntimeError("more than one plan given ('" + o.plan + "', '" + a +
+                         "')");
+    }
+  }
+  if (o.plan.empty())
+    throw RuntimeError(std::string("no plan given\n") + kUsage);
+  if (o.checkpointEvery > 0 && o.checkpointDir.empty())
+    throw RuntimeError("--checkpoint-every needs --checkpoint-dir=DIR");
+  return o;
+}
+
+plan::Plan readPlan(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw RuntimeError(path + ": cannot open the plan");
+  plan::Plan p;
+  if (!p.ParseFromIstream(&in))
+    throw RuntimeError(path + ": not a Frenzy plan (protobuf parse failed); "
+                              "make one with frenzy-opt --cluster=... -o");
+  return p;
+}
+
+CheckpointOptions checkpointOptions(const Options &o, int rank,
+                                    std::function<void()> barrier) {
+  CheckpointOptions c;
+  c.dir = o.checkpointDir;
+  c.every = o.checkpointEvery;
+  c.resumeDir = o.resumeDir;
+  if (!plan::hashFile(o.plan, c.planHash))
+    throw RuntimeError(o.plan + ": cannot read the plan");
+  c.rank = rank;
+  c.barrier = std::move(barrier);
+  return c;
+}
+
+} // namespace frenzy::rt

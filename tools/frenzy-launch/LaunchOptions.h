@@ -1,0 +1,42 @@
+//===- LaunchOptions.h - frenzy-launch's command line -----------*- C++ -*-===//
+#ifndef FRENZY_TOOLS_LAUNCH_LAUNCHOPTIONS_H
+#define FRENZY_TOOLS_LAUNCH_LAUNCHOPTIONS_H
+
+#include "Checkpoint.h"
+#include "plan.pb.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace frenzy::rt {
+
+struct Options {
+  std::string plan, data, dump;
+  int64_t steps = 10, threads = 0, logEvery = 1;
+  uint64_t seed = 1234;
+  bool profile = false;
+  std::vector<std::pair<std::string, std::string>> inputs;
+  // Checkpoints: written every checkpointEvery steps (0: only at the end)
+  // when checkpointDir is set; resume from the latest one in resumeDir.
+  std::string checkpointDir, resumeDir, exportOnnx, hostfile;
+  int64_t checkpointEvery = 0;
+  std::vector<std::string> argv; // as given, for relaunching under mpirun
+};
+
+Options parseArgs(int argc, char **argv);
+/// The checkpoint settings of the command line for one rank.
+CheckpointOptions checkpointOptions(const Options &o, int rank,
+                                    std::function<void()> barrier);
+plan::Plan readPlan(const std::string &path);
+
+/// One-rank plans: this process runs the whole step.
+int runSingleRank(const Options &o, const plan::Plan &p);
+/// Multi-rank plans: started by mpirun or srun, run the rank given;
+/// otherwise start the plan's ranks on this machine through mpirun.
+int runMultiRank(const Options &o, const plan::Plan &p, int argc, char **argv);
+
+} // namespace frenzy::rt
+
+#endif

@@ -1,0 +1,183 @@
+//===- MultiRank.cpp - frenzy-launch for plans of several ranks -----------===//
+//
+// Alone on a machine, frenzy-launch starts the plan's ranks through mpirun
+// (re-running itself with the same arguments, one process per rank); under
+// mpirun or srun it runs the rank it was given. Rank 0 prints the plan, one
+// line per step (loss, learning rate, gradient norm, tokens/s, every rank's
+// memory high-water mark against the plan's prediction) and a summary. An
+// error on any rank names the rank and ends the job (MPI_Abort), so no rank
+// waits forever on a peer that is gone.
+//
+//===----------------------------------------------------------------------===//
+#include "Checkpoint.h"
+#include "LaunchOptions.h"
+#include "RankRunner.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <unistd.h>
+
+extern "C" void openblas_set_num_threads(int);
+
+using namespace frenzy;
+using namespace frenzy::rt;
+
+namespace {
+
+/// One line per node: the hostfile a multi-node mpirun needs (slots = the
+/// node's ranks, in rank order).
+void writeHostfile(const plan::Plan &p, const std::string &path) {
+  std::vector<std::pair<std::string, int>> nodes;
+  for (const plan::Rank &r : p.ranks()) {
+    if (nodes.empty() || nodes.back().first != r.node())
+      nodes.push_back({r.node(), 0});
+    ++nodes.back().second;
+  }
+  std::ofstream out(path);
+  for (auto &[node, slots] : nodes)
+    out << node << " slots=" << slots << "\n";
+  if (!out)
+    throw RuntimeError(path + ": cannot write the hostfile");
+}
+
+/// Replaces this process with `mpirun -np N <self> <args>`.
+int relaunch(const Options &o, const plan::Plan &p) {
+  std::vector<std::string> args = {"mpirun", "-np",
+                                   std::to_string(p.ranks_size()),
+                                   "--oversubscribe", "--bind-to", "none"};
+  if (geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0)
+    throw RuntimeError("cannot find this program's path to start its ranks");
+  args.push_back(std::string(self, size_t(n)));
+  args.insert(args.end(), o.argv.begin(), o.argv.end());
+  std::printf("frenzy-launch: starting %d ranks on this machine:", p.ranks_size());
+  for (const std::string &a : args)
+    std::printf(" %s", a.c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+  std::vector<char *> cargs;
+  for (std::string &a : args)
+    cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  execvp("mpirun", cargs.data());
+  throw RuntimeError("cannot run mpirun (install Open MPI: apt-get install "
+                     "openmpi-bin), or start the ranks yourself with mpirun "
+                     "-np " + std::to_string(p.ranks_size()));
+}
+
+void printPlan(const plan::Plan &p) {
+  std::printf("frenzy-launch: %d ranks, %d stages, micro-batch %" PRId64
+              ", global batch %" PRId64 " (%" PRId64 " micro-batches), "
+              "schedule %s\n",
+              p.ranks_size(), p.stages_size(), p.micro_batch(),
+              p.global_batch(), p.total_micro_batches(),
+              p.ranks(0).schedule().c_str());
+  for (const plan::StageProgram &sp : p.stages()) {
+    std::printf("  pipeline %d stage %d: layers %" PRId64 "-%" PRId64 "%s%s, "
+                "%" PRId64 " micro-batches, ranks",
+                sp.pipeline(), sp.stage(), sp.first_layer(), sp.last_layer(),
+                sp.embed() ? " +embed" : "", sp.head() ? " +head" : "",
+                sp.micro_batches());
+    for (int32_t r : sp.ranks())
+      std::printf(" %d (%s:%s:%d)", r, p.ranks(r).node().c_str(),
+                  p.ranks(r).gpu_type().c_str(), p.ranks(r).device());
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+}
+
+int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
+  RankRunner runner(p, comm);
+  runner.loadWeights();
+  openblas_set_num_threads(int(o.threads > 0 ? o.threads : 1));
+  std::unique_ptr<TokenData> data;
+  if (o.data.empty())
+    throw RuntimeError("a multi-rank plan needs --data=TOKENS.bin");
+  data = std::make_unique<TokenData>(o.data);
+  data->requireBatch(p.global_batch(), p.seq());
+  runner.setData(data.get());
+
+  Checkpointer ckpt(checkpointOptions(o, comm.rank(),
+                                      [&comm] { comm.barrier(); }));
+  int64_t first = ckpt.resume(runner.executor());
+  bool root = comm.rank() == 0;
+  if (root) {
+    printPlan(p);
+    if (first > 1)
+      std::printf("resumed from %s at step %" PRId64 "\n",
+                  o.resumeDir.c_str(), first - 1);
+  }
+  int64_t tokens = p.global_batch() * p.seq();
+  double total = 0;
+  for (int64_t step = first; step <= o.steps; ++step) {
+    auto t0 = std::chrono::steady_clock::now();
+    StepResult r = runner.runStep(step, o.seed);
+    double sec =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
+    total += sec;
+    std::vector<int64_t> peaks = comm.gather(runner.executor().peakBytes());
+    if (root && (step % o.logEvery == 0 || step == o.steps)) {
+      std::printf("step %5" PRId64 "/%" PRId64 " | loss %.6f | lr %.3e",
+                  step, o.steps, r.loss,
+                  runner.executor().learningRate(step));
+      if (!p.optimizer().kind().empty())
+        std::printf(" | grad norm %.4f", r.gradNorm);
+      std::printf(" | %.0f tokens/s | memory MiB (rank: used/predicted)",
+                  double(tokens) / sec);
+      for (size_t k = 0; k < peaks.size(); ++k)
+        std::printf(" %zu:%.2f/%.2f", k, double(peaks[k]) / (1 << 20),
+                    double(p.ranks(int(k)).predicted_peak_bytes()) / (1 << 20));
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+    ckpt.afterStep(step, runner.executor());
+  }
+  if (root)
+    std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n",
+                o.steps - first + 1,
+                double(tokens * (o.steps - first + 1)) / std::max(total, 1e-9));
+  ckpt.finish(o.steps, runner.executor());
+  return 0;
+}
+
+} // namespace
+
+int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
+                             char **argv) {
+  if (!o.hostfile.empty()) {
+    writeHostfile(p, o.hostfile);
+    std::printf("wrote %s: run mpirun -np %d --hostfile %s frenzy-launch %s "
+                "...\n",
+                o.hostfile.c_str(), p.ranks_size(), o.hostfile.c_str(),
+                o.plan.c_str());
+    return 0;
+  }
+  try {
+    RankRunner::checkSupported(p);
+  } catch (const RuntimeError &e) {
+    throw RuntimeError(o.plan + ": " + e.what());
+  }
+  if (!Comm::launchedByMpi())
+    return relaunch(o, p);
+  Comm comm(&argc, &argv);
+  try {
+    return runRank(o, p, comm);
+  } catch (const std::exception &e) {
+    std::fflush(stdout);
+    const plan::Rank &r = p.ranks(comm.rank() < p.ranks_size() ? comm.rank() : 0);
+    std::fprintf(stderr,
+                 "frenzy-launch: rank %d (pipeline %d, stage %d, %s): error: "
+                 "%s; ending all ranks\n",
+                 comm.rank(), r.pipeline(), r.stage(), r.node().c_str(),
+                 e.what());
+    std::fflush(stderr);
+    comm.abort(1);
+  }
+}
