@@ -10,7 +10,7 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libopenblas-dev libopenmpi-dev openmpi-bin
-  python3 python3-torch python3-onnx libonnx-testdata
+  python3 python3-torch python3-onnx libonnx-testdata python3-venv python3-pip
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -29,6 +29,14 @@ if [ ! -f build/build.ninja ]; then
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 fi
 ninja -C build frenzy-opt frenzy-launch FrenzyUnitTests FrenzyRuntimeTests
+
+# onnxruntime (PyPI; Debian has none) checks exported models. Optional: when
+# PyPI is out of reach the export test says UNSUPPORTED.
+if [ ! -x build/venv-ort/bin/python ] || ! build/venv-ort/bin/python -c "import onnxruntime" 2> /dev/null; then
+  /usr/bin/python3 -m venv --system-site-packages build/venv-ort &&
+    build/venv-ort/bin/pip install -q --disable-pip-version-check onnxruntime ||
+    echo "setup: could not install onnxruntime from PyPI; the ONNX export test will be UNSUPPORTED"
+fi
 
 # The bundled corpus as a token file (docs/data.md), for frenzy-launch --data.
 if [ ! -f build/corpus-gpl3.tokens ]; then

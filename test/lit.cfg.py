@@ -37,6 +37,19 @@ if python_has("torch"):
     config.available_features.add("torch")
 else:
     lit_config.note("python3-torch not found: model-export tests are UNSUPPORTED")
+# onnxruntime lives in a venv that scripts/setup.sh makes (PyPI).
+ort_python = os.path.join(config.frenzy_obj_root, "venv-ort", "bin", "python")
+config.substitutions.append(("%ortpython", ort_python))
+try:
+    has_ort = subprocess.run([ort_python, "-c", "import onnxruntime"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             timeout=120).returncode == 0
+except (OSError, subprocess.TimeoutExpired):
+    has_ort = False
+if has_ort:
+    config.available_features.add("onnxruntime")
+else:
+    lit_config.note("onnxruntime not installed (build/venv-ort): the onnxruntime export check is UNSUPPORTED")
 if python_has("onnx"):
     config.available_features.add("onnx")
 else:

@@ -9,6 +9,7 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -82,6 +83,34 @@ void OnnxWeights::load(const plan::ParamSource &p, Tensor &dst) {
     return;
   }
   throw RuntimeError(where + ": data does not match " + dst.describe());
+}
+
+void OnnxWeights::store(const plan::ParamSource &p, const void *data,
+                        int64_t bytes) {
+  const std::string &name = p.value_from().empty() ? p.name() : p.value_from();
+  auto *t = const_cast<onnx::TensorProto *>(find(name));
+  if (!t)
+    throw RuntimeError(path + ": no initializer or constant named '" + name +
+                       "' to export parameter '" + p.name() + "' into");
+  t->clear_float_data();
+  t->clear_int64_data();
+  t->clear_external_data();
+  t->set_data_location(onnx::TensorProto::DEFAULT);
+  t->set_raw_data(data, size_t(bytes));
+}
+
+void OnnxWeights::write(const std::string &out) const {
+  if (model->ByteSizeLong() > (size_t(1) << 31) - 1)
+    throw RuntimeError(out + ": the model with inline weights exceeds "
+                             "protobuf's 2 GiB limit");
+  std::string tmp = out + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f || !model->SerializeToOstream(&f))
+      throw RuntimeError(tmp + ": cannot write the exported model");
+  }
+  if (std::rename(tmp.c_str(), out.c_str()) != 0)
+    throw RuntimeError(out + ": cannot rename " + tmp + " into place");
 }
 
 } // namespace frenzy::rt

@@ -21,6 +21,12 @@ public:
   /// Fills `dst` (already shaped and allocated) with the parameter's value.
   void load(const plan::ParamSource &param, Tensor &dst);
 
+  /// Export: replaces the parameter's value in the in-memory model (inline
+  /// raw data, also for parameters that were external data), then writes
+  /// the model to `out` (through a temporary file and a rename).
+  void store(const plan::ParamSource &param, const void *data, int64_t bytes);
+  void write(const std::string &out) const;
+
 private:
   const onnx::TensorProto *find(const std::string &name) const;
   void readExternal(const plan::ParamSource &param, Tensor &dst);

@@ -12,6 +12,7 @@
 #include "Checkpoint.h"
 #include "LaunchOptions.h"
 #include "RankRunner.h"
+#include "WeightExport.h"
 
 #include <chrono>
 #include <cinttypes>
@@ -99,6 +100,9 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   std::unique_ptr<TokenData> data;
   if (o.data.empty())
     throw RuntimeError("a multi-rank plan needs --data=TOKENS.bin");
+  if (!o.exportOnnx.empty() && o.checkpointDir.empty())
+    throw RuntimeError("--export with a multi-rank plan gathers the weights "
+                       "from the final checkpoint: give --checkpoint-dir=DIR");
   data = std::make_unique<TokenData>(o.data);
   data->requireBatch(p.global_batch(), p.seq());
   runner.setData(data.get());
@@ -144,6 +148,18 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
                 o.steps - first + 1,
                 double(tokens * (o.steps - first + 1)) / std::max(total, 1e-9));
   ckpt.finish(o.steps, runner.executor());
+  if (!o.exportOnnx.empty() && root) {
+    // Every rank's parameters from the final checkpoint; a parameter held by
+    // several ranks (replicas, tied copies) has one value after the step.
+    uint64_t hash = 0;
+    int64_t step = latestCheckpoint(o.checkpointDir, &hash);
+    ParamValues all;
+    for (int r = 0; r < comm.size(); ++r)
+      for (auto &[name, sp] : readRankCheckpoint(o.checkpointDir, step, r, hash))
+        all.emplace(name, std::move(sp.value));
+    exportWeights(p, all, o.exportOnnx);
+    std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());
+  }
   return 0;
 }
 

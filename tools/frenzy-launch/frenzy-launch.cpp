@@ -9,6 +9,7 @@
 #include "Executor.h"
 #include "LaunchOptions.h"
 #include "TokenInputs.h"
+#include "WeightExport.h"
 
 #include <algorithm>
 #include <chrono>
@@ -93,8 +94,13 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
               p.optimizer().kind().empty() ? "none"
                                            : p.optimizer().kind().c_str(),
               o.steps);
+  Checkpointer ckpt(checkpointOptions(o, 0, [] {}));
+  int64_t first = ckpt.resume(ex);
+  if (first > 1)
+    std::printf("resumed from %s at step %" PRId64 "\n", o.resumeDir.c_str(),
+                first - 1);
   double totalSeconds = 0;
-  for (int64_t step = 1; step <= o.steps; ++step) {
+  for (int64_t step = first; step <= o.steps; ++step) {
     if (data)
       tokens.fill(*data, step, tokens.rows(), 0);
     auto t0 = std::chrono::steady_clock::now();
@@ -114,9 +120,16 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
       std::printf(" | %.0f tokens/s\n", double(tokensPerStep) / sec);
       std::fflush(stdout);
     }
+    ckpt.afterStep(step, ex);
   }
-  std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n", o.steps,
-              double(tokensPerStep * o.steps) / totalSeconds);
+  ckpt.finish(o.steps, ex);
+  if (!o.exportOnnx.empty()) {
+    exportWeights(p, heldParameters(ex), o.exportOnnx);
+    std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());
+  }
+  int64_t ran = o.steps - first + 1;
+  std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n", ran,
+              double(tokensPerStep * ran) / std::max(totalSeconds, 1e-9));
   std::printf("memory: peak %" PRId64 " bytes (%.2f MiB) = persistent %" PRId64
               " (parameters, optimizer state, inputs, outputs) + activations "
               "and workspace %" PRId64 "\n",

@@ -134,8 +134,10 @@ static cl::opt<std::string>
 
 /// The training passes a --cluster build runs after the default pipeline.
 static void addTrainingPipeline(PassManager &pm) {
-  if (inferenceOnly)
+  if (inferenceOnly) {
+    pm.addPass(frenzy::createFrenzyEvalMode());
     return;
+  }
   frenzy::FrenzyAutodiffOptions ad;
   ad.loss = lossKind;
   pm.addPass(frenzy::createFrenzyAutodiff(ad));

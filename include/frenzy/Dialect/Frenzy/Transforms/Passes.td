@@ -99,4 +99,16 @@ def FrenzyPrecision : Pass<"frenzy-precision", "mlir::ModuleOp"> {
   let dependentDialects = ["::frenzy::FrenzyDialect"];
 }
 
+def FrenzyEvalMode : Pass<"frenzy-eval-mode", "mlir::ModuleOp"> {
+  let summary = "Turn training-only behaviour off for inference";
+  let description = [{
+    A model exported in training mode keeps its dropouts on (ONNX Dropout
+    with training_mode true). An inference plan must not drop anything:
+    every `frenzy.dropout` gets training = false and every attention's
+    dropout becomes 0, so the plan computes what an ONNX runtime computes
+    in inference mode.
+  }];
+  let dependentDialects = ["::frenzy::FrenzyDialect"];
+}
+
 #endif // FRENZY_TRANSFORMS_PASSES_TD
