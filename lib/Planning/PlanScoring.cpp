@@ -33,8 +33,9 @@ double Search::stageSeconds(const TypeGroup &g, int64_t tp, int64_t first,
   const ClusterNode &node = cluster.nodes[g.nodes.front()];
   double intra = node.bandwidthGBs() * 1e9 * e.network;
   if (tp > 1) // Megatron: 2 all-reduces forward, 2 backward per layer
-    s += double(last - first + 1) * 4.0 * 2.0 * double(tp - 1) /
-         double(tp) * hidden / intra;
+    s += double(last - first + 1) * 4.0 *
+         (2.0 * double(tp - 1) / double(tp) * hidden / intra +
+          e.collectiveLatency);
   // Activations forward and gradients backward at the stage boundary.
   double link = spansNodes ? cluster.network.bandwidthGbps / 8.0 * 1e9 * e.network
                            : intra;
@@ -261,7 +262,10 @@ double Search::allReduceSeconds(int64_t pipelines, int64_t params,
                   : cluster.nodes[*nodes.begin()].bandwidthGBs() * 1e9;
   double gradBytes =
       double(params) * double(precisionBytes(cost.precision()).gradient);
-  return 2.0 * (P - 1) / P * gradBytes / (bw * cost.efficiency().network);
+  double latency = nodes.size() > 1 ? cluster.network.latencyUs * 1e-6
+                                    : cost.efficiency().collectiveLatency;
+  return 2.0 * (P - 1) / P * gradBytes / (bw * cost.efficiency().network) +
+         latency;
 }
 
 PartitionPlan Search::assemble(const std::vector<TypeGroup> &groups,

@@ -151,6 +151,8 @@ void frenzy::addStagePrograms(const PartitionPlan &pp,
         r->set_stage(int32_t(s));
         r->set_tp_rank(int32_t(i));
         r->set_predicted_peak_bytes(st.peakBytes);
+        if (const GpuType *g = cluster.gpuType(node.gpu))
+          r->set_context_bytes(g->contextBytes);
         sp->add_ranks(rankId++);
         plan::Device *d = out.add_devices();
         d->set_node(node.name);

@@ -98,11 +98,6 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   runner.loadWeights();
   openblas_set_num_threads(int(o.threads > 0 ? o.threads : 1));
   std::unique_ptr<TokenData> data;
-  if (o.data.empty())
-    throw RuntimeError("a multi-rank plan needs --data=TOKENS.bin");
-  if (!o.exportOnnx.empty() && o.checkpointDir.empty())
-    throw RuntimeError("--export with a multi-rank plan gathers the weights "
-                       "from the final checkpoint: give --checkpoint-dir=DIR");
   data = std::make_unique<TokenData>(o.data);
   data->requireBatch(p.global_batch(), p.seq());
   runner.setData(data.get());
@@ -133,11 +128,16 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
                   runner.executor().learningRate(step));
       if (!p.optimizer().kind().empty())
         std::printf(" | grad norm %.4f", r.gradNorm);
+      // The CPU backend has no CUDA context: compare with the prediction
+      // without it.
       std::printf(" | %.0f tokens/s | memory MiB (rank: used/predicted)",
                   double(tokens) / sec);
-      for (size_t k = 0; k < peaks.size(); ++k)
+      for (size_t k = 0; k < peaks.size(); ++k) {
+        const plan::Rank &pr = p.ranks(int(k));
         std::printf(" %zu:%.2f/%.2f", k, double(peaks[k]) / (1 << 20),
-                    double(p.ranks(int(k)).predicted_peak_bytes()) / (1 << 20));
+                    double(pr.predicted_peak_bytes() - pr.context_bytes()) /
+                        (1 << 20));
+      }
       std::printf("\n");
       std::fflush(stdout);
     }
@@ -180,8 +180,17 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
   } catch (const RuntimeError &e) {
     throw RuntimeError(o.plan + ": " + e.what());
   }
-  if (!Comm::launchedByMpi())
+  if (!Comm::launchedByMpi()) {
+    // What every rank would refuse, refused once before starting them.
+    if (o.data.empty())
+      throw RuntimeError("a multi-rank plan needs --data=TOKENS.bin");
+    TokenData(o.data).requireBatch(p.global_batch(), p.seq());
+    if (!o.exportOnnx.empty() && o.checkpointDir.empty())
+      throw RuntimeError("--export with a multi-rank plan gathers the weights "
+                         "from the final checkpoint: give --checkpoint-dir=DIR");
+    Checkpointer check(checkpointOptions(o, 0, [] {}));
     return relaunch(o, p);
+  }
   Comm comm(&argc, &argv);
   try {
     return runRank(o, p, comm);

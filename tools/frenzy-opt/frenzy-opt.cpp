@@ -376,9 +376,13 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     options.dims[name] = v;
   }
   bool planning = !clusterFile.empty();
-  bool emitPlan = planning && emitKind.getNumOccurrences() == 0 &&
-                  !predictResources;
-  bool partitioning = emitKind == "report" || emitKind == "json";
+  // --emit=report with -o FILE: print the partition and write the plan.
+  bool reportAndPlan = planning && emitKind == "report" && output != "-" &&
+                       !predictResources;
+  bool emitPlan = planning && !predictResources &&
+                  (emitKind.getNumOccurrences() == 0 || reportAndPlan);
+  bool partitioning =
+      (emitKind == "report" || emitKind == "json") && !reportAndPlan;
   if (predictResources && !planning) {
     llvm::errs() << "frenzy-opt: error: --predict-resources needs "
                     "--cluster=C.yaml\n";
@@ -386,7 +390,8 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   }
   if (predictResources || partitioning)
     options.batch = 1; // the memory and cost models scale from batch 1
-  if (emitKind != "mlir" && emitKind != "summary" && !partitioning) {
+  if (emitKind != "mlir" && emitKind != "summary" && !partitioning &&
+      !reportAndPlan) {
     llvm::errs() << "frenzy-opt: error: --emit must be mlir, summary, report "
                     "or json, got '"
                  << emitKind << "'\n";
@@ -455,9 +460,12 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     auto po = partitionOptions();
     if (!po)
       return 1;
-    auto partition = partitionCluster(*module, *cluster, *po);
+    std::optional<frenzy::CostModel> cost;
+    auto partition = partitionCluster(*module, *cluster, *po, nullptr, &cost);
     if (!partition)
       return 1;
+    if (reportAndPlan)
+      frenzy::printPlanReport(*partition, *cluster, *cost, *po, llvm::outs());
     if (partition->microBatch != 1) {
       frenzy::OnnxImportOptions again = options;
       again.batch = partition->microBatch;

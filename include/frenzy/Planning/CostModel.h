@@ -25,6 +25,11 @@ struct Efficiency {
   double matmul = 0.6;  // share of peak tensor FLOPS dense contractions reach
   double memory = 0.7;  // share of peak bandwidth memory-bound ops reach
   double network = 0.8; // share of link bandwidth collectives reach
+  /// Fixed cost of one collective inside a node, seconds: NCCL's
+  /// small-message all-reduce latency is about 10 us over NVLink or PCIe
+  /// (nccl-tests all_reduce_perf at 8 B). Without it TP looks free for
+  /// small layers, where it only adds latency.
+  double collectiveLatency = 10e-6;
 };
 
 class CostModel {

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Print a plan's schedule compactly (test helper).
+
+usage: print_schedule.py PROTO_DIR PLAN.bin
+One line per rank: "rank R (pN sS): F0 >T@P ..." where F/B are forward and
+backward of a micro-batch, <T@P / >T@P receive / send tensor T from / to
+rank P, then R (reduce gradients), U (update), Y (tied sync). Then one line
+per communication group.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    proto_dir, plan_path = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(["protoc", f"-I{proto_dir}", f"--python_out={out}",
+                        os.path.join(proto_dir, "plan.proto")], check=True)
+        sys.path.insert(0, out)
+        import plan_pb2
+        plan = plan_pb2.Plan()
+        plan.ParseFromString(open(plan_path, "rb").read())
+    A = plan_pb2.Action
+    for r in plan.ranks:
+        items = []
+        for a in r.stream:
+            if a.kind == A.FORWARD:
+                items.append(f"F{a.micro_batch}")
+            elif a.kind == A.BACKWARD:
+                items.append(f"B{a.micro_batch}")
+            elif a.kind == A.SEND:
+                items.append(f">{a.tensor}@{a.peer}")
+            elif a.kind == A.RECV:
+                items.append(f"<{a.tensor}@{a.peer}")
+            else:
+                items.append({A.REDUCE_GRADS: "R", A.UPDATE: "U",
+                              A.SYNC_PARAMS: "Y"}[a.kind])
+        print(f"rank {r.id} (p{r.pipeline} s{r.stage}) {r.schedule}: " + " ".join(items))
+    kinds = {0: "DP", 1: "TIED", 2: "TP"}
+    for g in plan.groups:
+        print(f"group {kinds[g.kind]} ranks {list(g.ranks)} tensors {len(g.tensors)}")
+    starts = [max((a.predicted_start for a in r.stream), default=0) for r in plan.ranks]
+    print(f"timeline: last action starts at {max(starts) * 1e3:.3f} ms")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
