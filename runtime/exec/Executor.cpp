@@ -25,12 +25,14 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
                        "frenzy-opt --precision=fp32)");
   const plan::Program &prog = plan.program();
   int32_t n = prog.tensors_size();
-  if (order.empty())
+  // The whole program holds every tensor (an input may be read by no
+  // instruction, an output may be an input); a rank holds the tensors its
+  // instructions touch.
+  bool whole = order.empty();
+  if (whole)
     for (int32_t i = 0; i < prog.instrs_size(); ++i)
       order.push_back(i);
-  // The tensors this rank touches: its instructions' operands, and the
-  // program's inputs and outputs among them.
-  std::vector<bool> used(n, false);
+  std::vector<bool> used(n, whole);
   for (int32_t i : order) {
     if (i < 0 || i >= prog.instrs_size())
       throw RuntimeError("plan: instruction index " + std::to_string(i) +
