@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Writes a Llama-2-7B-shaped ONNX model whose weights are external data in one sparse side file."""
+"""Writes a Llama-2-7B-shaped (or GPT-3-175B- or GPT-2-1.5B-sized) ONNX model whose weights are external data in one sparse side file."""
 # Usage: make_external_data_model.py OUT.onnx [--layers N] [--report]
-#        make_external_data_model.py OUT.onnx --shape gpt3-175b
+#        make_external_data_model.py OUT.onnx --shape gpt3-175b|gpt2-1.5b
 #   gpt3-175b: the same decoder at GPT-3 175B's size (96 layers, width 12288,
 #   96 heads, vocab 50257); the SwiGLU hidden 32768 gives the 3 x 12288 x
 #   32768 MLP weights of GPT-3's 2 x 12288 x 49152, so ~175B parameters.
@@ -126,13 +126,20 @@ def main():
     ap.add_argument("out", help="model path; the weights go to OUT.data beside it")
     ap.add_argument("--layers", type=int, default=LAYERS, help="decoder layers (default 32)")
     ap.add_argument("--report", action="store_true", help="print op types and one layer's nodes")
-    ap.add_argument("--shape", choices=["llama2-7b", "gpt3-175b"], default="llama2-7b",
+    ap.add_argument("--shape", choices=["llama2-7b", "gpt3-175b", "gpt2-1.5b"], default="llama2-7b",
                     help="model size (default llama2-7b)")
     a = ap.parse_args()
     data_name = os.path.basename(a.out) + ".data"
     if a.shape == "gpt3-175b":
         layers = 96 if a.layers == LAYERS else a.layers
         model, count, size = build(layers, data_name, (50257, 12288, 96, 32768))
+        a.layers = layers
+    elif a.shape == "gpt2-1.5b":
+        # GPT-2 XL's size in this Llama-style graph: 48 layers, width 1600,
+        # 25 heads, vocab 50257; SwiGLU hidden 4266 gives GPT-2's 2 x 4 x 1600^2
+        # MLP parameters per layer with three matrices (1.56 B in all).
+        layers = 48 if a.layers == LAYERS else a.layers
+        model, count, size = build(layers, data_name, (50257, 1600, 25, 4266))
         a.layers = layers
     else:
         model, count, size = build(a.layers, data_name)
