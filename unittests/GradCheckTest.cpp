@@ -65,6 +65,10 @@ const GradCase kCases[] = {
     {"min", "a: tensor<3x4xf32>; b: tensor<4xf32>", "%y = frenzy.min %a, %b : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>", "tensor<3x4xf32>", 1e-3},
     {"where", "a: tensor<3x4xf32>; b: tensor<4xf32>", "%c = frenzy.constant dense<[true, false, true, false]> : tensor<4xi1>\n%y = frenzy.where %c, %a, %b : (tensor<4xi1>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>", "tensor<3x4xf32>"},
     {"cast", "a: tensor<3x4xf32>", "%y = frenzy.cast %a : tensor<3x4xf32> -> tensor<3x4xf32>", "tensor<3x4xf32>"},
+    // In one process the TP group has one rank: both are the identity; the
+    // two-rank semantics are checked end to end (train-multirank.test).
+    {"tp_copy", "a: tensor<4x4xf32>", "%y = frenzy.tp_copy %a : tensor<4x4xf32>", "tensor<4x4xf32>"},
+    {"tp_all_reduce", "a: tensor<4x4xf32>", "%y = frenzy.tp_all_reduce %a : tensor<4x4xf32>", "tensor<4x4xf32>"},
     {"dropout", "a: tensor<8x8xf32>", "%y = frenzy.dropout %a {ratio = 0.3 : f64, training = true} : tensor<8x8xf32>", "tensor<8x8xf32>"},
     {"trilu", "a: tensor<2x4x4xf32>", "%y = frenzy.trilu %a {upper = false, k = 0 : i64} : tensor<2x4x4xf32>", "tensor<2x4x4xf32>"},
     {"matmul", "a: tensor<2x3x4xf32>; b: tensor<4x5xf32>; c: tensor<2x5x2xf32>", "%m = frenzy.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>\n%y = frenzy.matmul %m, %c : (tensor<2x3x5xf32>, tensor<2x5x2xf32>) -> tensor<2x3x2xf32>", "tensor<2x3x2xf32>"},

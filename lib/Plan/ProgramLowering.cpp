@@ -112,6 +112,9 @@ public:
       p->set_offset(*o);
     if (auto l = op.getLength())
       p->set_length(*l);
+    if (auto s = op->getAttrOfType<DenseI64ArrayAttr>("frenzy.shard"))
+      for (int64_t v : s.asArrayRef())
+        p->add_shard(v);
     return success();
   }
 

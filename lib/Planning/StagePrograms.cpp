@@ -36,28 +36,27 @@ static bool isUpdate(const plan::Instr &in) {
          in.op() == "sgd_update";
 }
 
-/// Ranks of stage `sp` by TP index.
-static std::vector<int32_t> ranksOf(const plan::StageProgram &sp) {
-  return {sp.ranks().begin(), sp.ranks().end()};
-}
-
-/// DP groups (same gradient in several pipelines), TIED groups (a parameter
-/// read by a stage that does not update it) and TP groups; the gradient
-/// norm's owner of each gradient.
+/// DP groups (the same gradient in several pipelines), TIED groups (a
+/// parameter read by a stage that does not update it) and TP groups, and
+/// which rank counts each gradient in the global norm. With tensor
+/// parallelism the groups are per TP index: rank j of a stage meets rank j
+/// of the other pipelines' stages (the same shard, or the same replica).
 static void addGroups(plan::Plan &out) {
   const plan::Program &prog = out.program();
   std::map<int32_t, int32_t> gradOf; // param -> grad
   for (const plan::Instr &in : prog.instrs())
     if (in.op() == "adamw_update" || in.op() == "sgd_update")
       gradOf[in.inputs(0)] = in.inputs(1);
+  std::set<int32_t> sharded;
+  for (const plan::ParamSource &p : prog.params())
+    if (p.shard_size() > 0)
+      sharded.insert(p.tensor());
   int pipelines = 0;
   for (const plan::StageProgram &sp : out.stages())
     pipelines = std::max(pipelines, sp.pipeline() + 1);
 
-  // Per pipeline: the stage updating each parameter, and the stages reading
-  // each parameter.
   std::map<std::vector<int32_t>, std::vector<int32_t>> dp, tied;
-  std::map<int32_t, std::vector<int32_t>> updaters; // param -> ranks
+  std::map<std::pair<int32_t, int>, std::vector<int32_t>> updaters;
   for (int p = 0; p < pipelines; ++p) {
     std::map<int32_t, const plan::StageProgram *> updater;
     std::map<int32_t, std::set<const plan::StageProgram *>> readers;
@@ -73,24 +72,23 @@ static void addGroups(plan::Plan &out) {
             if (prog.tensors(t).kind() == plan::PARAM)
               readers[t].insert(&sp);
     }
-    for (auto &[param, sp] : updater) {
-      std::vector<int32_t> r = ranksOf(*sp);
-      auto &u = updaters[param];
-      u.insert(u.end(), r.begin(), r.end());
-      if (p == 0)
-        out.mutable_ranks(r.front())->add_norm_tensors(gradOf[param]);
-      std::vector<int32_t> group = r;
-      for (const plan::StageProgram *reader : readers[param])
-        if (reader != sp)
-          for (int32_t x : ranksOf(*reader))
-            group.push_back(x);
-      if (group.size() > r.size())
-        tied[group].push_back(param);
-    }
+    for (auto &[param, sp] : updater)
+      for (int j = 0; j < sp->ranks_size(); ++j) {
+        int32_t r = sp->ranks(j);
+        updaters[{param, j}].push_back(r);
+        if (p == 0 && (j == 0 || sharded.count(param)))
+          out.mutable_ranks(r)->add_norm_tensors(gradOf[param]);
+        std::vector<int32_t> group = {r};
+        for (const plan::StageProgram *reader : readers[param])
+          if (reader != sp && j < reader->ranks_size())
+            group.push_back(reader->ranks(j));
+        if (group.size() > 1)
+          tied[group].push_back(param);
+      }
   }
-  for (auto &[param, ranks] : updaters)
+  for (auto &[key, ranks] : updaters)
     if (ranks.size() > 1)
-      dp[ranks].push_back(gradOf[param]);
+      dp[ranks].push_back(gradOf[key.first]);
   auto add = [&](plan::CommGroup::Kind kind, const std::vector<int32_t> &r,
                  const std::vector<int32_t> &tensors) {
     plan::CommGroup *g = out.add_groups();
@@ -106,7 +104,18 @@ static void addGroups(plan::Plan &out) {
     add(plan::CommGroup::TIED, r, t);
   for (const plan::StageProgram &sp : out.stages())
     if (sp.ranks_size() > 1)
-      add(plan::CommGroup::TP, ranksOf(sp), {});
+      add(plan::CommGroup::TP, {sp.ranks().begin(), sp.ranks().end()}, {});
+}
+
+int64_t frenzy::uniformTpDegree(const PartitionPlan &pp) {
+  int64_t tp = 0;
+  for (const Pipeline &p : pp.pipelines)
+    for (const Stage &st : p.stages) {
+      if (tp && st.tp() != tp)
+        return 1;
+      tp = st.tp();
+    }
+  return std::max<int64_t>(tp, 1);
 }
 
 void frenzy::addStagePrograms(const PartitionPlan &pp,

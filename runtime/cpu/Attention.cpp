@@ -23,7 +23,7 @@ void dropoutHead(float *m, const AttentionConfig &c, int64_t h) {
   if (c.dropout <= 0.0f)
     return;
   const float keep = 1.0f / (1.0f - c.dropout);
-  const uint64_t base = (c.headOffset + uint64_t(h)) * c.Tq * c.Tk;
+  const uint64_t base = c.globalHead(h) * c.Tq * c.Tk;
   for (int64_t i = 0; i < c.Tq * c.Tk; ++i)
     m[i] = dropoutUniform(c.seed, base + i) < c.dropout ? 0.0f : m[i] * keep;
 }

@@ -71,9 +71,15 @@ struct AttentionConfig {
   int64_t maskHeads = 1;         // 1 (shared by all heads) or BH
   float dropout = 0.0f;          // on the probabilities, inverted
   uint64_t seed = 0;             // dropout stream (see dropoutUniform)
-  /// Index of the first head in the whole batch's dropout stream: a
-  /// micro-batch draws the same decisions as its rows of the full batch.
-  uint64_t headOffset = 0;
+  /// Where this kernel's heads sit in the whole batch's dropout stream, so
+  /// a micro-batch, or a TP rank's share of the heads, draws the decisions
+  /// of the unsplit run: local head bh is global head
+  /// (firstRow + bh / headsLocal) * headsTotal + headStart + bh % headsLocal.
+  int64_t headsLocal = 1, headsTotal = 1, headStart = 0, firstRow = 0;
+  uint64_t globalHead(int64_t bh) const {
+    return uint64_t((firstRow + bh / headsLocal) * headsTotal + headStart +
+                    bh % headsLocal);
+  }
 };
 /// probs [BH, Tq, Tk] receives the softmax (before dropout), which backward
 /// needs. scratch holds Tq * Tk floats (used only with dropout).

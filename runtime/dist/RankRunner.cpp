@@ -21,15 +21,17 @@ static bool isOptimizerUpdate(const plan::Instr &in) {
 }
 
 void RankRunner::checkSupported(const plan::Plan &p) {
+  int64_t tp = std::max<int64_t>(1, p.tp_degree());
   for (const plan::StageProgram &sp : p.stages())
-    if (sp.ranks_size() > 1)
+    if (sp.ranks_size() != tp)
       throw RuntimeError(
           "pipeline " + std::to_string(sp.pipeline()) + " stage " +
           std::to_string(sp.stage()) + " runs tensor-parallel over " +
-          std::to_string(sp.ranks_size()) +
-          " ranks, which this runtime does not run yet (sharded programs "
-          "are future work); pin a layout without TP, e.g. frenzy-opt "
-          "--layout=1,1");
+          std::to_string(sp.ranks_size()) + " ranks but the plan's program "
+          "is split for " + std::to_string(tp) +
+          " (stages of different TP degrees need one program per degree, "
+          "which Frenzy does not write yet); pin a layout with one TP "
+          "degree, e.g. frenzy-opt --layout=1x2,1x2");
   if (p.stages_size() == 0)
     throw RuntimeError("the plan has several ranks but no stages; re-run "
                        "frenzy-opt");
@@ -106,7 +108,14 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
       dpGroups.emplace_back(&grp, comm.group(ranks, g));
     else if (grp.kind() == plan::CommGroup::TIED)
       tiedGroups.push_back(&grp);
+    else if (grp.kind() == plan::CommGroup::TP) {
+      MPI_Comm tp = comm.group(ranks, g);
+      ex->context().tpAllReduce = [this, tp](float *data, int64_t n) {
+        comm.allReduceSum(data, n, tp);
+      };
+    }
   }
+  ex->context().tpRank = me.tp_rank();
 }
 
 void RankRunner::setData(const TokenData *tokens) {

@@ -38,7 +38,7 @@ public:
   const plan::Rank &rank() const { return me; }
   const plan::StageProgram &stage() const { return *st; }
 
-  void loadWeights() { ex->loadWeights(); }
+  void loadWeights() { ex->loadWeights(); } // this rank's shards
   void setData(const TokenData *tokens);
   StepResult runStep(int64_t step, uint64_t seed);
 

@@ -177,9 +177,57 @@ void Executor::loadWeights() {
                        ": the model file changed since the plan was made "
                        "(hash mismatch); re-run frenzy-opt");
   OnnxWeights weights(plan.model_path());
-  for (const plan::ParamSource &p : plan.program().params())
-    if (!tensors[p.tensor()].storage.empty()) // held by this rank
-      weights.load(p, tensors[p.tensor()]);
+  for (const plan::ParamSource &p : plan.program().params()) {
+    Tensor &dst = tensors[p.tensor()];
+    if (dst.storage.empty()) // not held by this rank
+      continue;
+    if (p.shard_size() == 0) {
+      weights.load(p, dst);
+      continue;
+    }
+    Tensor full = unsharded(p, dst);
+    full.allocate();
+    weights.load(p, full);
+    copyShard(p, full, dst, ctx.tpRank);
+  }
+}
+
+Tensor unsharded(const plan::ParamSource &p, const Tensor &local) {
+  if (p.shard_size() != 3 || p.shard(0) < 0 ||
+      p.shard(0) >= int64_t(local.shape.size()) || p.shard(1) < 1 ||
+      p.shard(2) < 1)
+    throw RuntimeError("plan: parameter '" + p.name() +
+                       "' has a malformed shard (expected dim, parts, blocks)");
+  Tensor full;
+  full.dtype = local.dtype;
+  full.shape = local.shape;
+  full.shape[p.shard(0)] *= p.shard(1);
+  full.name = local.name;
+  return full;
+}
+
+void copyShard(const plan::ParamSource &p, Tensor &full, Tensor &local,
+               int64_t tpRank, bool intoFull) {
+  int64_t dim = p.shard(0), parts = p.shard(1), blocks = p.shard(2);
+  int64_t outer = 1, inner = elementBytes(local.dtype);
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= local.shape[d];
+  for (size_t d = dim + 1; d < local.shape.size(); ++d)
+    inner *= local.shape[d];
+  if (local.shape[dim] % blocks)
+    throw RuntimeError("plan: parameter '" + p.name() + "' dim " +
+                       std::to_string(dim) + " does not hold " +
+                       std::to_string(blocks) + " blocks");
+  int64_t n = local.shape[dim] / blocks; // rows of one block on one rank
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t b = 0; b < blocks; ++b) {
+      uint8_t *l = local.u8() + ((o * blocks + b) * n) * inner;
+      uint8_t *f = full.u8() + (((o * blocks + b) * parts + tpRank) * n) * inner;
+      if (intoFull)
+        std::memcpy(f, l, size_t(n * inner));
+      else
+        std::memcpy(l, f, size_t(n * inner));
+    }
 }
 
 Tensor *Executor::input(const std::string &name) {

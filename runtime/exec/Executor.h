@@ -8,6 +8,13 @@
 
 namespace frenzy::rt {
 
+/// The full shape of a tensor-parallel parameter's local share, and the
+/// copy of rank `tpRank`'s share out of the full value (or, intoFull, back
+/// into it); see ParamSource.shard.
+Tensor unsharded(const plan::ParamSource &p, const Tensor &local);
+void copyShard(const plan::ParamSource &p, Tensor &full, Tensor &local,
+               int64_t tpRank, bool intoFull = false);
+
 /// Owns the tensors of a program (or of the instructions of one rank) and
 /// runs instructions. Parameters, inputs, constants and outputs are
 /// allocated once; activations when produced (or received) and freed after

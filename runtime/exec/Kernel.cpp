@@ -62,6 +62,7 @@ const KernelTable &kernelTable() {
     registerNNKernels(t);
     registerMovementKernels(t);
     registerOptimizerKernels(t);
+    registerParallelKernels(t);
     return t;
   }();
   return table;

@@ -10,6 +10,7 @@
 
 #include "Tensor.h"
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -46,6 +47,11 @@ struct StepContext {
   /// a pipelined run draws what one rank does: a batch-major tensor of n
   /// elements starts at element sampleOffset * n / microBatch.
   int64_t sampleOffset = 0, microBatch = 0;
+  /// Tensor parallelism: this rank's index in its TP group, and the sum over
+  /// the group (null outside a TP group: tp_all_reduce is then the identity
+  /// of a group of one).
+  int64_t tpRank = 0;
+  std::function<void(float *, int64_t)> tpAllReduce;
   uint64_t elementOffset(int64_t n) const {
     return microBatch ? uint64_t(sampleOffset * (n / microBatch)) : 0;
   }
@@ -81,6 +87,7 @@ void registerElementwiseKernels(KernelTable &t);
 void registerNNKernels(KernelTable &t);
 void registerMovementKernels(KernelTable &t);
 void registerOptimizerKernels(KernelTable &t);
+void registerParallelKernels(KernelTable &t);
 
 } // namespace frenzy::rt
 

@@ -122,7 +122,15 @@ cpu::AttentionConfig attentionConfig(KernelArgs &a, size_t first,
   c.causal = a.i("causal", 0);
   c.dropout = float(a.f("dropout", 0.0));
   c.seed = a.ctx.streamSeed(a.i("seed", 0));
-  c.headOffset = a.ctx.elementOffset(c.BH);
+  // Heads are dim -3 of [batch, heads, T, D]; without it every bh is its
+  // own row.
+  c.headsLocal = r >= 4 ? q.shape[r - 3] : 1;
+  int64_t parts = a.i("tp_parts", 1);
+  c.headsTotal = c.headsLocal * parts;
+  c.headStart = a.ctx.tpRank * c.headsLocal;
+  c.firstRow = a.ctx.microBatch && r >= 4
+                   ? a.ctx.sampleOffset
+                   : int64_t(a.ctx.elementOffset(c.BH));
   if (a.in.size() > first + 3) {
     const Tensor &m = *a.in[first + 3];
     const void *data = m.data();

@@ -36,6 +36,8 @@ void exportWeights(const plan::Plan &plan, const ParamValues &values,
     int64_t n = 1;
     for (int64_t d : t.shape())
       n *= d;
+    if (p.shard_size() == 3) // a TP share: the export holds the whole value
+      n *= p.shard(1);
     if (it == values.end() || int64_t(it->second.size()) != n)
       throw RuntimeError("export: no trained value of parameter '" + p.name() +
                          "'");

@@ -93,6 +93,38 @@ void printPlan(const plan::Plan &p) {
   std::fflush(stdout);
 }
 
+/// Every trainable parameter's full value from the rank files of a
+/// checkpoint: replicas give the same value; TP shards are put together.
+ParamValues gatherParameters(const plan::Plan &p, const std::string &dir,
+                             int64_t step, uint64_t hash) {
+  std::map<std::string, const plan::ParamSource *> sources;
+  for (const plan::ParamSource &ps : p.program().params())
+    sources[ps.name()] = &ps;
+  ParamValues all;
+  for (int r = 0; r < p.ranks_size(); ++r)
+    for (auto &[name, sp] : readRankCheckpoint(dir, step, r, hash)) {
+      const plan::ParamSource *ps = sources.at(name);
+      if (ps->shard_size() == 0) {
+        all.emplace(name, std::move(sp.value));
+        continue;
+      }
+      Tensor local;
+      local.dtype = plan::F32;
+      const plan::Tensor &pt = p.program().tensors(ps->tensor());
+      local.shape.assign(pt.shape().begin(), pt.shape().end());
+      local.allocate();
+      std::copy(sp.value.begin(), sp.value.end(), local.f32());
+      Tensor full = unsharded(*ps, local);
+      std::vector<float> &dst = all[name];
+      dst.resize(full.numel());
+      full.allocate();
+      std::copy(dst.begin(), dst.end(), full.f32());
+      copyShard(*ps, full, local, p.ranks(r).tp_rank(), /*intoFull=*/true);
+      std::copy(full.f32(), full.f32() + full.numel(), dst.begin());
+    }
+  return all;
+}
+
 int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   RankRunner runner(p, comm);
   runner.loadWeights();
@@ -153,11 +185,8 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
     // several ranks (replicas, tied copies) has one value after the step.
     uint64_t hash = 0;
     int64_t step = latestCheckpoint(o.checkpointDir, &hash);
-    ParamValues all;
-    for (int r = 0; r < comm.size(); ++r)
-      for (auto &[name, sp] : readRankCheckpoint(o.checkpointDir, step, r, hash))
-        all.emplace(name, std::move(sp.value));
-    exportWeights(p, all, o.exportOnnx);
+    exportWeights(p, gatherParameters(p, o.checkpointDir, step, hash),
+                  o.exportOnnx);
     std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());
   }
   return 0;

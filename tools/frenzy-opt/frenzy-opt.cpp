@@ -133,7 +133,12 @@ static cl::opt<std::string>
               cl::init("fp32"), cl::cat(trainCategory));
 
 /// The training passes a --cluster build runs after the default pipeline.
-static void addTrainingPipeline(PassManager &pm) {
+static void addTrainingPipeline(PassManager &pm, int64_t tpDegree) {
+  if (tpDegree > 1) {
+    frenzy::FrenzyTensorParallelOptions tp;
+    tp.degree = tpDegree;
+    pm.addPass(frenzy::createFrenzyTensorParallel(tp));
+  }
   if (inferenceOnly) {
     pm.addPass(frenzy::createFrenzyEvalMode());
     return;
@@ -435,7 +440,7 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   bool multiDevice = emitPlan && cluster->totalDevices() > 1;
   if (multiDevice)
     options.batch = 1;
-  auto build = [&](const frenzy::OnnxImportOptions &o)
+  auto build = [&](const frenzy::OnnxImportOptions &o, int64_t tpDegree = 1)
       -> OwningOpRef<ModuleOp> {
     OwningOpRef<ModuleOp> m = frenzy::importOnnxFile(input, o, &context);
     if (!m || failed(verify(*m)))
@@ -448,7 +453,7 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
       pm.addPass(frenzy::createFrenzyAnnotateBlocks());
     }
     if (planning)
-      addTrainingPipeline(pm);
+      addTrainingPipeline(pm, tpDegree);
     if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*m)))
       return nullptr;
     return m;
@@ -466,10 +471,15 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
       return 1;
     if (reportAndPlan)
       frenzy::printPlanReport(*partition, *cluster, *cost, *po, llvm::outs());
-    if (partition->microBatch != 1) {
+    // The runtime's program is one rank's: the step at the micro-batch
+    // size, split for TP when every stage has the same TP degree (stages of
+    // different degrees keep the unsplit program, which frenzy-launch
+    // refuses to run with TP).
+    int64_t tp = frenzy::uniformTpDegree(*partition);
+    if (partition->microBatch != 1 || tp > 1) {
       frenzy::OnnxImportOptions again = options;
       again.batch = partition->microBatch;
-      module = build(again);
+      module = build(again, tp);
       if (!module)
         return 1;
     }

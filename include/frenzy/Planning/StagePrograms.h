@@ -20,6 +20,9 @@ void addStagePrograms(const PartitionPlan &pp, const ClusterSpec &cluster,
                       const PartitionOptions &o, PipelineSchedule schedule,
                       plan::Plan &out);
 
+/// The TP degree every stage of the plan has, or 1 when they differ.
+int64_t uniformTpDegree(const PartitionPlan &pp);
+
 /// Writes each rank's per-step instruction stream (forward/backward per
 /// micro-batch with its sends and receives, gradient reduction, update,
 /// tied-parameter sync) for GPipe or 1F1B, and a predicted start time per

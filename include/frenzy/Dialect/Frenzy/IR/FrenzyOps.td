@@ -241,13 +241,16 @@ def Frenzy_AttentionOp : Frenzy_Op<"attention", [FlopsOverride, Grad]> {
     `mask`, when present, is either boolean (true = masked out, filled with
     -inf) or additive (added to the scores); it broadcasts to the scores.
     `causal` records that the mask is the causal one when the importer could
-    tell; cost and memory do not depend on it.
+    tell; cost and memory do not depend on it. `tp_parts` > 1: the op holds
+    one TP rank's share of the heads (frenzy-tensor-parallel), which the
+    runtime needs to draw the dropout decisions of the unsplit op.
   }];
   let arguments = (ins AnyRankedTensor:$q, AnyRankedTensor:$k,
                    AnyRankedTensor:$v, Optional<AnyRankedTensor>:$mask,
                    F64Attr:$scale, UnitAttr:$causal,
                    DefaultValuedAttr<F64Attr, "0.0">:$dropout,
-                   DefaultValuedAttr<I64Attr, "0">:$seed);
+                   DefaultValuedAttr<I64Attr, "0">:$seed,
+                   DefaultValuedAttr<I64Attr, "1">:$tp_parts);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$q `,` $k `,` $v (`,` $mask^)? attr-dict `:` "
                        "functional-type(operands, results)";
@@ -365,5 +368,6 @@ def Frenzy_GatherOp : Frenzy_Op<"gather",
 }
 
 include "frenzy/Dialect/Frenzy/IR/FrenzyTrainOps.td"
+include "frenzy/Dialect/Frenzy/IR/FrenzyParallelOps.td"
 
 #endif // FRENZY_OPS_TD

@@ -79,7 +79,8 @@ def Frenzy_AttentionGradOp : Frenzy_Op<"attention_grad", [FlopsOverride]> {
                    AnyRankedTensor:$k, AnyRankedTensor:$v,
                    Optional<AnyRankedTensor>:$mask, F64Attr:$scale,
                    UnitAttr:$causal, DefaultValuedAttr<F64Attr, "0.0">:$dropout,
-                   DefaultValuedAttr<I64Attr, "0">:$seed);
+                   DefaultValuedAttr<I64Attr, "0">:$seed,
+                   DefaultValuedAttr<I64Attr, "1">:$tp_parts);
   let results = (outs AnyRankedTensor:$dq, AnyRankedTensor:$dk,
                       AnyRankedTensor:$dv);
   let assemblyFormat = "$grad `,` $q `,` $k `,` $v (`,` $mask^)? attr-dict `:` "

@@ -111,4 +111,19 @@ def FrenzyEvalMode : Pass<"frenzy-eval-mode", "mlir::ModuleOp"> {
   let dependentDialects = ["::frenzy::FrenzyDialect"];
 }
 
+def FrenzyTensorParallel : Pass<"frenzy-tensor-parallel", "mlir::ModuleOp"> {
+  let summary = "One rank's share of a TP group: Megatron splits of the blocks";
+  let description = [{
+    Before autodiff: column-parallel and row-parallel matmuls of every
+    block's weights, with `frenzy.tp_copy` before the former and
+    `frenzy.tp_all_reduce` after the latter; split values and parameters
+    get their local types, parameters a `frenzy.shard` attribute (dim,
+    parts, blocks). Embedding and head stay replicated.
+  }];
+  let options = [
+    Option<"degree", "degree", "int64_t", "1", "ranks in the TP group">,
+  ];
+  let dependentDialects = ["::frenzy::FrenzyDialect"];
+}
+
 #endif // FRENZY_TRANSFORMS_PASSES_TD

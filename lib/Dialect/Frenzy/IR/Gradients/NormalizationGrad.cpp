@@ -61,7 +61,7 @@ LogicalResult AttentionOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
       getLoc(),
       TypeRange{getQ().getType(), getK().getType(), getV().getType()}, dys[0],
       getQ(), getK(), getV(), getMask(), getScaleAttr(), getCausalAttr(),
-      getDropoutAttr(), getSeedAttr());
+      getDropoutAttr(), getSeedAttr(), getTpPartsAttr());
   dxs[0] = op.getDq();
   dxs[1] = op.getDk();
   dxs[2] = op.getDv();

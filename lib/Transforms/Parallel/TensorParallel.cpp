@@ -1,0 +1,288 @@
+//===- TensorParallel.cpp - the frenzy-tensor-parallel pass ---------------===//
+//
+// Rewrites the forward graph of every transformer block into what one rank
+// of a TP group of `degree` ranks computes (Megatron-LM's layout), before
+// autodiff, so the backward and its communication follow by the gradient
+// rules of tp_copy and tp_all_reduce:
+//
+//  - a matmul of a replicated activation by a block weight is
+//    column-parallel: the weight's output dim is split, a tp_copy (f) goes
+//    on its input; a matmul of an activation split on its last dim is
+//    row-parallel: the weight's input dim is split, a tp_all_reduce (g)
+//    follows it and the result is replicated again;
+//  - a split spreads through bias adds (the bias is split too),
+//    elementwise ops, transposes, reshapes that keep the split dim outermost
+//    (hidden -> heads x head dim), attention over heads, and a split along
+//    the split dim (the fused QKV weight: each of the k outputs takes its
+//    share, so the weight is split in k blocks);
+//  - anything else reading a split value is an error naming the op.
+//
+// Split values get their local types (the split dim divided by the degree);
+// split parameters get `frenzy.shard = [dim, parts, blocks]`: rank r holds,
+// of the dim viewed as [blocks, parts, n], the slice [:, r, :].
+//
+//===----------------------------------------------------------------------===//
+#include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
+#include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace frenzy {
+#define GEN_PASS_DEF_FRENZYTENSORPARALLEL
+#include "frenzy/Dialect/Frenzy/Transforms/Passes.h.inc"
+} // namespace frenzy
+
+using namespace mlir;
+using namespace frenzy;
+
+namespace {
+
+struct Split {
+  int64_t dim = 0;
+  int64_t blocks = 1;
+};
+
+class Rewriter {
+public:
+  Rewriter(int64_t degree) : T(degree) {}
+  LogicalResult run(func::FuncOp func);
+
+private:
+  LogicalResult visit(Operation *op);
+  LogicalResult matmul(MatMulOp op);
+  LogicalResult add(AddOp op);
+  LogicalResult retype();
+  InFlightDiagnostic fail(Operation *op, const Twine &what) {
+    return op->emitError("tensor parallelism (degree ") << T << "): " << what;
+  }
+  std::optional<Split> splitOf(Value v) const {
+    auto it = split.find(v);
+    return it == split.end() ? std::nullopt : std::optional<Split>(it->second);
+  }
+
+  int64_t T;
+  DenseMap<Value, Split> split;         // activations, by split dim
+  DenseMap<Operation *, Split> shards;  // parameters
+};
+
+int64_t rankOf(Value v) { return cast<RankedTensorType>(v.getType()).getRank(); }
+
+/// The block weight behind a matmul operand: a trainable 2-d parameter,
+/// directly or through one transpose; `transposed` says which.
+ParamOp blockWeight(Value v, bool &transposed) {
+  transposed = false;
+  if (auto t = v.getDefiningOp<TransposeOp>()) {
+    v = t.getInput();
+    transposed = true;
+  }
+  auto p = v.getDefiningOp<ParamOp>();
+  return p && rankOf(p.getResult()) == 2 && p.getTrainable() ? p : ParamOp();
+}
+
+/// k when `v` (through one bias add) is split into k parts along its last
+/// dim: the fused QKV projection.
+int64_t fusedParts(Value v) {
+  for (int hop = 0; hop < 2; ++hop) {
+    Value next;
+    for (Operation *user : v.getUsers()) {
+      if (auto s = dyn_cast<SplitOp>(user))
+        if (s.getAxis() == rankOf(v) - 1)
+          return int64_t(s.getNumResults());
+      if (isa<AddOp>(user) && v.hasOneUse())
+        next = user->getResult(0);
+    }
+    if (!next)
+      return 1;
+    v = next;
+  }
+  return 1;
+}
+
+LogicalResult Rewriter::matmul(MatMulOp op) {
+  bool transposed = false;
+  ParamOp w = blockWeight(op.getRhs(), transposed);
+  std::optional<Split> in = splitOf(op.getLhs());
+  if (!w) {
+    if (in || splitOf(op.getRhs()))
+      return fail(op, "a matmul of a split value by something other than a "
+                      "block weight");
+    return success();
+  }
+  OpBuilder b(op);
+  int64_t r = rankOf(op.getResult());
+  if (!in) { // column-parallel
+    int64_t blocks = fusedParts(op.getResult());
+    shards[w] = {transposed ? 0 : 1, blocks};
+    auto f = b.create<TPCopyOp>(op.getLoc(), op.getLhs());
+    f->setAttrs(op->getDiscardableAttrDictionary());
+    op.getLhsMutable().assign(f);
+    split[op.getResult()] = {r - 1, blocks};
+    return success();
+  }
+  if (in->dim != rankOf(op.getLhs()) - 1 || in->blocks != 1)
+    return fail(op, "a matmul whose input is split on a dim other than the "
+                    "one it contracts");
+  shards[w] = {transposed ? 1 : 0, 1}; // row-parallel
+  b.setInsertionPointAfter(op);
+  auto g = b.create<TPAllReduceOp>(op.getLoc(), op.getResult());
+  g->setAttrs(op->getDiscardableAttrDictionary());
+  op.getResult().replaceAllUsesExcept(g, g);
+  return success();
+}
+
+LogicalResult Rewriter::add(AddOp op) {
+  int64_t r = rankOf(op.getResult());
+  // Dims of operand v align with the result's from the right.
+  auto toResult = [&](Value v, int64_t d) { return d + r - rankOf(v); };
+  std::optional<Split> out;
+  for (Value v : {op.getLhs(), op.getRhs()})
+    if (std::optional<Split> vs = splitOf(v)) {
+      Split s{toResult(v, vs->dim), vs->blocks};
+      if (out && (out->dim != s.dim || out->blocks != s.blocks))
+        return fail(op, "an add of values split differently");
+      out = s;
+    }
+  if (!out)
+    return success();
+  for (Value v : {op.getLhs(), op.getRhs()}) {
+    if (splitOf(v))
+      continue;
+    // A replicated operand must broadcast along the split dim, or be a 1-d
+    // parameter along it (a column-parallel bias), which is split too.
+    int64_t d = out->dim - (r - rankOf(v));
+    auto type = cast<RankedTensorType>(v.getType());
+    if (d < 0 || type.getDimSize(d) == 1)
+      continue;
+    auto p = v.getDefiningOp<ParamOp>();
+    if (!p || type.getRank() != 1)
+      return fail(op, "an add of a split value and a replicated tensor that "
+                      "is not a bias parameter");
+    shards[p] = {0, out->blocks};
+  }
+  split[op.getResult()] = *out;
+  return success();
+}
+
+LogicalResult Rewriter::visit(Operation *op) {
+  if (auto m = dyn_cast<MatMulOp>(op))
+    return matmul(m);
+  if (auto a = dyn_cast<AddOp>(op))
+    return add(a);
+  bool anySplit = llvm::any_of(op->getOperands(),
+                               [&](Value v) { return split.count(v); });
+  if (!anySplit)
+    return success();
+  Split in = *splitOf(op->getOperand(0));
+  if (auto t = dyn_cast<TransposeOp>(op)) {
+    for (auto [i, p] : llvm::enumerate(t.getPerm()))
+      if (p == in.dim)
+        split[t.getResult()] = {int64_t(i), in.blocks};
+    return success();
+  }
+  if (auto s = dyn_cast<SplitOp>(op)) {
+    if (s.getAxis() != in.dim || in.blocks != int64_t(s.getNumResults()))
+      return fail(op, "a split that does not separate the fused projection's "
+                      "parts");
+    for (Value r : s.getResults())
+      split[r] = {in.dim, 1};
+    return success();
+  }
+  if (auto rs = dyn_cast<ReshapeOp>(op)) {
+    // The split dim must stay outermost: the output dim starting at the
+    // same flat offset (hidden -> [heads, head dim], and back).
+    auto inT = cast<RankedTensorType>(rs.getInput().getType());
+    auto outT = cast<RankedTensorType>(rs.getType());
+    int64_t prefix = 1, outPrefix = 1;
+    for (int64_t i = 0; i < in.dim; ++i)
+      prefix *= inT.getDimSize(i);
+    for (int64_t j = 0; j < outT.getRank(); ++j) {
+      if (outPrefix == prefix && outT.getDimSize(j) % T == 0 &&
+          in.blocks == 1) {
+        split[rs.getResult()] = {j, 1};
+        return success();
+      }
+      outPrefix *= outT.getDimSize(j);
+    }
+    return fail(op, "a reshape that moves the split dim");
+  }
+  if (auto at = dyn_cast<AttentionOp>(op)) {
+    int64_t heads = rankOf(at.getQ()) - 3;
+    for (Value v : {at.getQ(), at.getK(), at.getV()})
+      if (!splitOf(v) || splitOf(v)->dim != heads)
+        return fail(op, "attention whose q, k and v are not split by heads");
+    split[at.getResult()] = {heads, 1};
+    at.setTpParts(T);
+    return success();
+  }
+  if (op->getNumOperands() == 1 && op->getNumResults() == 1 &&
+      op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
+      !isa<DropoutOp>(op)) {
+    split[op->getResult(0)] = in;
+    return success();
+  }
+  return fail(op, "'" + op->getName().getStringRef() +
+                      "' reads a split value; Frenzy cannot split it yet");
+}
+
+RankedTensorType localType(Type t, int64_t dim, int64_t parts) {
+  auto r = cast<RankedTensorType>(t);
+  SmallVector<int64_t> shape(r.getShape());
+  shape[dim] /= parts;
+  return RankedTensorType::get(shape, r.getElementType());
+}
+
+LogicalResult Rewriter::retype() {
+  for (auto &[op, s] : shards) {
+    auto p = cast<ParamOp>(op);
+    auto t = cast<RankedTensorType>(p.getType());
+    if (t.getDimSize(s.dim) % (T * s.blocks))
+      return fail(op, "parameter dim " + Twine(s.dim) + " of size " +
+                          Twine(t.getDimSize(s.dim)) + " does not split " +
+                          Twine(T) + " ways in " + Twine(s.blocks) + " blocks");
+    p.getResult().setType(localType(t, s.dim, T));
+    p->setAttr("frenzy.shard",
+               DenseI64ArrayAttr::get(op->getContext(), {s.dim, T, s.blocks}));
+    for (Operation *user : p->getUsers())
+      if (auto tr = dyn_cast<TransposeOp>(user))
+        tr.getResult().setType(localType(
+            tr.getType(), s.dim == 0 ? 1 : 0, T));
+  }
+  for (auto &[v, s] : split) {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getDimSize(s.dim) % T)
+      return fail(v.getDefiningOp(), "dim " + Twine(s.dim) + " of size " +
+                                         Twine(t.getDimSize(s.dim)) +
+                                         " does not split " + Twine(T) +
+                                         " ways");
+    v.setType(localType(t, s.dim, T));
+  }
+  return success();
+}
+
+LogicalResult Rewriter::run(func::FuncOp func) {
+  for (Operation &op : llvm::make_early_inc_range(func.getBody().front())) {
+    int64_t block = blockIndexOf(&op);
+    if (block < 0 || block == BlockAttr::kHead || isa<TPCopyOp>(op))
+      continue;
+    if (failed(visit(&op)))
+      return failure();
+  }
+  return retype();
+}
+
+struct FrenzyTensorParallelPass
+    : frenzy::impl::FrenzyTensorParallelBase<FrenzyTensorParallelPass> {
+  using FrenzyTensorParallelBase::FrenzyTensorParallelBase;
+  void runOnOperation() override {
+    if (degree <= 1)
+      return;
+    ModuleOp module = getOperation();
+    for (auto func : module.getOps<func::FuncOp>())
+      if (failed(Rewriter(degree).run(func)))
+        return signalPassFailure();
+    module->setAttr("frenzy.tp_degree",
+                    OpBuilder(module).getI64IntegerAttr(degree));
+  }
+};
+
+} // namespace
