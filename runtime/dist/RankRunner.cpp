@@ -29,9 +29,10 @@ void RankRunner::checkSupported(const plan::Plan &p) {
           std::to_string(sp.stage()) + " runs tensor-parallel over " +
           std::to_string(sp.ranks_size()) + " ranks but the plan's program "
           "is split for " + std::to_string(tp) +
-          " (stages of different TP degrees need one program per degree, "
-          "which Frenzy does not write yet); pin a layout with one TP "
-          "degree, e.g. frenzy-opt --layout=1x2,1x2");
+          " (its stages have different TP degrees, or frenzy-opt could not "
+          "split this model and said why); pin a layout with one TP degree "
+          "the model splits for, e.g. frenzy-opt --layout=1,1 or "
+          "--layout=1x2,1x2");
   if (p.stages_size() == 0)
     throw RuntimeError("the plan has several ranks but no stages; re-run "
                        "frenzy-opt");

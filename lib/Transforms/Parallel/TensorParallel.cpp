@@ -50,7 +50,7 @@ public:
 private:
   LogicalResult visit(Operation *op);
   LogicalResult matmul(MatMulOp op);
-  LogicalResult add(AddOp op);
+  LogicalResult elementwise(Operation *op);
   LogicalResult retype();
   InFlightDiagnostic fail(Operation *op, const Twine &what) {
     return op->emitError("tensor parallelism (degree ") << T << "): " << what;
@@ -130,12 +130,13 @@ LogicalResult Rewriter::matmul(MatMulOp op) {
   return success();
 }
 
-LogicalResult Rewriter::add(AddOp op) {
-  int64_t r = rankOf(op.getResult());
+/// Binary elementwise ops (broadcasting): add, sub, mul, div, swiglu.
+LogicalResult Rewriter::elementwise(Operation *op) {
+  int64_t r = rankOf(op->getResult(0));
   // Dims of operand v align with the result's from the right.
   auto toResult = [&](Value v, int64_t d) { return d + r - rankOf(v); };
   std::optional<Split> out;
-  for (Value v : {op.getLhs(), op.getRhs()})
+  for (Value v : op->getOperands())
     if (std::optional<Split> vs = splitOf(v)) {
       Split s{toResult(v, vs->dim), vs->blocks};
       if (out && (out->dim != s.dim || out->blocks != s.blocks))
@@ -144,7 +145,7 @@ LogicalResult Rewriter::add(AddOp op) {
     }
   if (!out)
     return success();
-  for (Value v : {op.getLhs(), op.getRhs()}) {
+  for (Value v : op->getOperands()) {
     if (splitOf(v))
       continue;
     // A replicated operand must broadcast along the split dim, or be a 1-d
@@ -154,20 +155,20 @@ LogicalResult Rewriter::add(AddOp op) {
     if (d < 0 || type.getDimSize(d) == 1)
       continue;
     auto p = v.getDefiningOp<ParamOp>();
-    if (!p || type.getRank() != 1)
-      return fail(op, "an add of a split value and a replicated tensor that "
-                      "is not a bias parameter");
+    if (!isa<AddOp>(op) || !p || type.getRank() != 1)
+      return fail(op, "a split value combined with a replicated tensor "
+                      "along the split dim that is not a bias parameter");
     shards[p] = {0, out->blocks};
   }
-  split[op.getResult()] = *out;
+  split[op->getResult(0)] = *out;
   return success();
 }
 
 LogicalResult Rewriter::visit(Operation *op) {
   if (auto m = dyn_cast<MatMulOp>(op))
     return matmul(m);
-  if (auto a = dyn_cast<AddOp>(op))
-    return add(a);
+  if (isa<AddOp, SubOp, MulOp, DivOp, SwiGLUOp>(op))
+    return elementwise(op);
   bool anySplit = llvm::any_of(op->getOperands(),
                                [&](Value v) { return split.count(v); });
   if (!anySplit)
@@ -204,6 +205,29 @@ LogicalResult Rewriter::visit(Operation *op) {
       outPrefix *= outT.getDimSize(j);
     }
     return fail(op, "a reshape that moves the split dim");
+  }
+  if (auto sl = dyn_cast<SliceOp>(op)) {
+    // Slicing another dim (RoPE's halves of the head dim) keeps the split;
+    // the split dim's limit becomes the local size.
+    auto inT = cast<RankedTensorType>(sl.getInput().getType());
+    int64_t full = inT.getDimSize(in.dim);
+    if (sl.getStarts()[in.dim] != 0 || sl.getLimits()[in.dim] != full ||
+        sl.getStrides()[in.dim] != 1)
+      return fail(op, "a slice of the split dim");
+    SmallVector<int64_t> limits(sl.getLimits());
+    limits[in.dim] = full / T;
+    sl.setLimits(limits);
+    split[sl.getResult()] = in;
+    return success();
+  }
+  if (auto c = dyn_cast<ConcatOp>(op)) {
+    for (Value v : c.getInputs())
+      if (!splitOf(v) || splitOf(v)->dim != in.dim)
+        return fail(op, "a concat of values not split alike");
+    if (c.getAxis() == in.dim)
+      return fail(op, "a concat along the split dim");
+    split[c.getResult()] = in;
+    return success();
   }
   if (auto at = dyn_cast<AttentionOp>(op)) {
     int64_t heads = rankOf(at.getQ()) - 3;
