@@ -38,7 +38,10 @@ public:
   const plan::Rank &rank() const { return me; }
   const plan::StageProgram &stage() const { return *st; }
 
-  void loadWeights() { ex->loadWeights(); } // this rank's shards
+  /// This rank's parameters (its shards), from the model or a seed.
+  void loadWeights(std::optional<uint64_t> initSeed) {
+    ex->loadWeights(initSeed);
+  }
   void setData(const TokenData *tokens);
   StepResult runStep(int64_t step, uint64_t seed);
 

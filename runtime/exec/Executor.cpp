@@ -2,6 +2,7 @@
 #include "Executor.h"
 
 #include "OnnxWeights.h"
+#include "SeededInit.h"
 #include "plan/PlanVersion.h"
 
 #include <algorithm>
@@ -167,7 +168,7 @@ void Executor::switchMicroBatch(int64_t mb) {
   currentMicroBatch = mb;
 }
 
-void Executor::loadWeights() {
+void Executor::loadWeights(std::optional<uint64_t> initSeed) {
   uint64_t hash = 0;
   if (!plan::hashFile(plan.model_path(), hash))
     throw RuntimeError(plan.model_path() +
@@ -182,12 +183,18 @@ void Executor::loadWeights() {
     if (dst.storage.empty()) // not held by this rank
       continue;
     if (p.shard_size() == 0) {
-      weights.load(p, dst);
+      if (initSeed && seededInitApplies(p, dst))
+        seededInit(p, dst, *initSeed);
+      else
+        weights.load(p, dst);
       continue;
     }
     Tensor full = unsharded(p, dst);
     full.allocate();
-    weights.load(p, full);
+    if (initSeed && seededInitApplies(p, full))
+      seededInit(p, full, *initSeed);
+    else
+      weights.load(p, full);
     copyShard(p, full, dst, ctx.tpRank);
   }
 }

@@ -4,6 +4,7 @@
 
 #include "Kernel.h"
 
+#include <optional>
 #include <set>
 
 namespace frenzy::rt {
@@ -30,8 +31,9 @@ public:
                     std::set<int32_t> freeLate = {});
 
   /// Loads parameter values from the model file named in the plan, checking
-  /// its hash.
-  void loadWeights();
+  /// its hash; with `initSeed`, matrices are drawn from it instead
+  /// (SeededInit.h), the same values on any partition.
+  void loadWeights(std::optional<uint64_t> initSeed = std::nullopt);
 
   /// The tensor of a named program input or output; null when absent.
   Tensor *input(const std::string &name);

@@ -17,7 +17,8 @@ const char *kUsage =
     "usage: frenzy-launch PLAN.bin [--steps=N] [--data=TOKENS.bin] "
     "[--input=NAME=FILE]... [--seed=N] [--threads=N] [--log-every=N] "
     "[--dump=DIR] [--profile] [--checkpoint-dir=DIR] [--checkpoint-every=N] "
-    "[--resume=DIR] [--export=OUT.onnx] [--emit-hostfile=FILE]\n"
+    "[--resume=DIR] [--export=OUT.onnx] [--emit-hostfile=FILE] "
+    "[--init=onnx|seed]\n"
     "A plan of several ranks starts them through mpirun, unless this process "
     "was itself started by mpirun or srun (then it runs the rank it is given).\n";
 
@@ -32,6 +33,7 @@ static bool parseInt(const std::string &s, int64_t &v) {
 Options parseArgs(int argc, char **argv) {
   Options o;
   o.argv.assign(argv + 1, argv + argc);
+  bool initFromSeed = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const char *flag) -> std::string {
@@ -65,6 +67,11 @@ Options parseArgs(int argc, char **argv) {
       o.dump = s;
     } else if (std::string s = value("--checkpoint-dir="); s != "\x01") {
       o.checkpointDir = s;
+    } else if (std::string s = value("--init="); s != "\x01") {
+      if (s != "onnx" && s != "seed")
+        throw RuntimeError("--init must be onnx (the model's weights) or seed "
+                           "(matrices drawn from --seed), got '" + s + "'");
+      initFromSeed = s == "seed";
     } else if (std::string s = value("--resume="); s != "\x01") {
       o.resumeDir = s;
     } else if (std::string s = value("--export="); s != "\x01") {
@@ -87,6 +94,8 @@ Options parseArgs(int argc, char **argv) {
   }
   if (o.plan.empty())
     throw RuntimeError(std::string("no plan given\n") + kUsage);
+  if (initFromSeed)
+    o.initSeed = o.seed;
   if (o.checkpointEvery > 0 && o.checkpointDir.empty())
     throw RuntimeError("--checkpoint-every needs --checkpoint-dir=DIR");
   return o;

@@ -6,6 +6,7 @@
 #include "plan.pb.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@ struct Options {
   // when checkpointDir is set; resume from the latest one in resumeDir.
   std::string checkpointDir, resumeDir, exportOnnx, hostfile;
   int64_t checkpointEvery = 0;
+  std::optional<uint64_t> initSeed; // --init=seed: matrices from --seed
   std::vector<std::string> argv; // as given, for relaunching under mpirun
 };
 

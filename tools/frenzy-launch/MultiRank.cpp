@@ -127,7 +127,7 @@ ParamValues gatherParameters(const plan::Plan &p, const std::string &dir,
 
 int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   RankRunner runner(p, comm);
-  runner.loadWeights();
+  runner.loadWeights(o.initSeed);
   openblas_set_num_threads(int(o.threads > 0 ? o.threads : 1));
   std::unique_ptr<TokenData> data;
   data = std::make_unique<TokenData>(o.data);

@@ -68,7 +68,7 @@ void printProfile(const Executor &ex, double totalSeconds) {
 
 int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
   Executor ex(p);
-  ex.loadWeights();
+  ex.loadWeights(o.initSeed);
   ex.setProfiling(o.profile);
   if (o.threads > 0)
     openblas_set_num_threads(int(o.threads));
