@@ -211,6 +211,9 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
   }
   if (!Comm::launchedByMpi()) {
     // What every rank would refuse, refused once before starting them.
+    if (!o.inputs.empty() || !o.dump.empty() || o.profile)
+      throw RuntimeError("--input, --dump and --profile work on one-rank "
+                         "plans; a multi-rank plan reads --data=TOKENS.bin");
     if (o.data.empty())
       throw RuntimeError("a multi-rank plan needs --data=TOKENS.bin");
     TokenData(o.data).requireBatch(p.global_batch(), p.seq());
