@@ -81,16 +81,16 @@ void Search::finish(PartitionPlan &plan) const {
   allReduceAndOptimizer(plan);
 }
 
-void Search::waterFill(PartitionPlan &plan) const {
-  int64_t M = opts.globalBatch / plan.microBatch;
-  auto count = [&](double T) {
-    int64_t n = 0;
-    for (const Pipeline &p : plan.pipelines)
-      n += std::max<int64_t>(
-          0, int64_t(std::floor(T / p.stageSeconds + 1e-9)) -
-                 int64_t(p.stages.size()) + 1);
-    return n;
-  };
+/// Micro-batches a 1F1B pipeline of `depth` stages, `stage` seconds each,
+/// finishes within T seconds.
+static int64_t microBatchesWithin(double T, double stage, int64_t depth) {
+  return std::max<int64_t>(0, int64_t(std::floor(T / stage + 1e-9)) - depth + 1);
+}
+
+/// The smallest T (to bisection precision) with count(T) >= M: the
+/// makespan at which the pipelines can take every micro-batch.
+template <typename Count>
+static double makespan(const Count &count, int64_t M) {
   double lo = 0, hi = 1;
   while (count(hi) < M)
     hi *= 2;
@@ -98,11 +98,22 @@ void Search::waterFill(PartitionPlan &plan) const {
     double mid = 0.5 * (lo + hi);
     (count(mid) >= M ? hi : lo) = mid;
   }
+  return hi;
+}
+
+void Search::waterFill(PartitionPlan &plan) const {
+  int64_t M = opts.globalBatch / plan.microBatch;
+  auto count = [&](double T) {
+    int64_t n = 0;
+    for (const Pipeline &p : plan.pipelines)
+      n += microBatchesWithin(T, p.stageSeconds, int64_t(p.stages.size()));
+    return n;
+  };
+  double T = makespan(count, M);
   int64_t total = 0;
   for (Pipeline &p : plan.pipelines) {
-    p.microBatches = std::max<int64_t>(
-        0, int64_t(std::floor(hi / p.stageSeconds + 1e-9)) -
-               int64_t(p.stages.size()) + 1);
+    p.microBatches =
+        microBatchesWithin(T, p.stageSeconds, int64_t(p.stages.size()));
     total += p.microBatches;
   }
   while (total > M) {
@@ -179,18 +190,10 @@ double Search::quickSeconds(const std::vector<TypeGroup> &groups,
     int64_t n = 0;
     for (const Template *t : chosen)
       if (t)
-        n += t->pipelines *
-             std::max<int64_t>(0, int64_t(std::floor(T / t->bottleneck + 1e-9)) -
-                                      t->depth + 1);
+        n += t->pipelines * microBatchesWithin(T, t->bottleneck, t->depth);
     return n;
   };
-  double lo = 0, hi = 1;
-  while (count(hi) < M)
-    hi *= 2;
-  for (int i = 0; i < 64; ++i) {
-    double mid = 0.5 * (lo + hi);
-    (count(mid) >= M ? hi : lo) = mid;
-  }
+  double T = makespan(count, M);
   // Per template: micro-batches per pipeline at the makespan, and how many
   // pipelines keep work after the surplus is trimmed (round-robin from the
   // latest-finishing template, as finish() does).
@@ -202,8 +205,7 @@ double Search::quickSeconds(const std::vector<TypeGroup> &groups,
   int64_t total = 0;
   for (const Template *t : chosen)
     if (t) {
-      int64_t m = std::max<int64_t>(
-          0, int64_t(std::floor(hi / t->bottleneck + 1e-9)) - t->depth + 1);
+      int64_t m = microBatchesWithin(T, t->bottleneck, t->depth);
       uses.push_back({t, m, m > 0 ? t->pipelines : 0});
       total += m * t->pipelines;
     }

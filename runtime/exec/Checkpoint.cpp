@@ -50,9 +50,11 @@ static void commit(const std::string &tmp, const std::string &path) {
 Checkpointer::Checkpointer(CheckpointOptions opts) : o(std::move(opts)) {
   if (o.dir.empty())
     return;
+  if (!std::ifstream(o.dir + "/latest"))
+    return; // a new directory, or one without a complete checkpoint
   uint64_t theirs = 0;
-  std::ifstream probe(o.dir + "/latest");
-  if (probe && (latestCheckpoint(o.dir, &theirs), theirs != o.planHash))
+  latestCheckpoint(o.dir, &theirs);
+  if (theirs != o.planHash)
     throw RuntimeError(o.dir + " holds checkpoints of another plan (hash " +
                        hex(theirs) + ", this plan " + hex(o.planHash) +
                        "); choose another --checkpoint-dir (nothing was "

@@ -15,24 +15,7 @@ import signal
 import subprocess
 import sys
 
-
-def descendants(pid):
-    """Every process below pid (mpirun's ranks may sit in their own process
-    groups, so killing the group alone can leave them running)."""
-    children = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                ppid = int(open(f"/proc/{d}/stat").read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(d))
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
+from proctree import descendants
 
 
 def kill_all(pid):

@@ -101,6 +101,7 @@ ParamValues gatherParameters(const plan::Plan &p, const std::string &dir,
   for (const plan::ParamSource &ps : p.program().params())
     sources[ps.name()] = &ps;
   ParamValues all;
+  std::map<std::string, Tensor> fulls; // TP parameters being put together
   for (int r = 0; r < p.ranks_size(); ++r)
     for (auto &[name, sp] : readRankCheckpoint(dir, step, r, hash)) {
       const plan::ParamSource *ps = sources.at(name);
@@ -114,14 +115,15 @@ ParamValues gatherParameters(const plan::Plan &p, const std::string &dir,
       local.shape.assign(pt.shape().begin(), pt.shape().end());
       local.allocate();
       std::copy(sp.value.begin(), sp.value.end(), local.f32());
-      Tensor full = unsharded(*ps, local);
-      std::vector<float> &dst = all[name];
-      dst.resize(full.numel());
-      full.allocate();
-      std::copy(dst.begin(), dst.end(), full.f32());
-      copyShard(*ps, full, local, p.ranks(r).tp_rank(), /*intoFull=*/true);
-      std::copy(full.f32(), full.f32() + full.numel(), dst.begin());
+      auto [it, fresh] = fulls.try_emplace(name);
+      if (fresh) {
+        it->second = unsharded(*ps, local);
+        it->second.allocate();
+      }
+      copyShard(*ps, it->second, local, p.ranks(r).tp_rank(), /*intoFull=*/true);
     }
+  for (auto &[name, full] : fulls)
+    all[name].assign(full.f32(), full.f32() + full.numel());
   return all;
 }
 

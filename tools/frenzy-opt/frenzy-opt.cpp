@@ -479,27 +479,27 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     if (partition->microBatch != 1 || tp > 1) {
       frenzy::OnnxImportOptions again = options;
       again.batch = partition->microBatch;
-      std::string why;
+      module = nullptr;
       if (tp > 1) {
         // A model the TP pass cannot split still gets its plan (the search
         // only needs the split fractions); only the runtime program stays
         // whole, and frenzy-launch says so.
-        ScopedDiagnosticHandler capture(&context, [&](Diagnostic &d) {
-          if (d.getSeverity() == DiagnosticSeverity::Error && why.empty())
-            why = d.str();
-          return success();
-        });
-        module = build(again, tp);
-      }
-      if (!module || tp <= 1) {
-        if (tp > 1)
+        std::string why;
+        {
+          ScopedDiagnosticHandler capture(&context, [&](Diagnostic &d) {
+            if (d.getSeverity() == DiagnosticSeverity::Error && why.empty())
+              why = d.str();
+            return success();
+          });
+          module = build(again, tp);
+        }
+        if (!module)
           llvm::errs() << "frenzy-opt: warning: the runtime program is not "
                           "split for TP "
                        << tp << " (" << why
                        << "); frenzy-launch will refuse this plan\n";
-        module = build(again);
       }
-      if (!module)
+      if (!module && !(module = build(again)))
         return 1;
     }
     return writePlan(*module, input, *cluster, output, &*partition, &*po);
