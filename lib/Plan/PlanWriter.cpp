@@ -42,8 +42,6 @@ LogicalResult frenzy::buildPlan(ModuleOp module, StringRef modelPath,
     out.set_batch(b.getInt());
   if (auto s = module->getAttrOfType<IntegerAttr>("frenzy.seq"))
     out.set_seq(s.getInt());
-  if (auto t = module->getAttrOfType<IntegerAttr>("frenzy.tp_degree"))
-    out.set_tp_degree(t.getInt());
 
   if (auto d = module->getAttrOfType<DictionaryAttr>("frenzy.optimizer")) {
     plan::Optimizer *o = out.mutable_optimizer();

@@ -213,5 +213,7 @@ LogicalResult frenzy::lowerProgram(ModuleOp module, plan::Program &out) {
     func = module.lookupSymbol<func::FuncOp>("forward");
   if (!func)
     return module.emitError("no @train_step or @forward function to lower");
+  if (auto t = module->getAttrOfType<IntegerAttr>("frenzy.tp_degree"))
+    out.set_tp_degree(t.getInt());
   return Lowering(out).run(func);
 }

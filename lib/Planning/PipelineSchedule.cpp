@@ -17,6 +17,7 @@
 #include "frenzy/Planning/StagePrograms.h"
 
 #include "plan.pb.h"
+#include "plan/PlanPrograms.h"
 
 #include <algorithm>
 #include <map>
@@ -149,7 +150,6 @@ void predictTimeline(plan::Plan &plan) {
 } // namespace
 
 void frenzy::addPipelineSchedule(plan::Plan &plan, PipelineSchedule schedule) {
-  const plan::Program &prog = plan.program();
   std::map<int32_t, StageList> pipelines;
   for (const plan::StageProgram &sp : plan.stages())
     pipelines[sp.pipeline()].push_back(&sp);
@@ -162,7 +162,9 @@ void frenzy::addPipelineSchedule(plan::Plan &plan, PipelineSchedule schedule) {
     std::sort(stages.begin(), stages.end(), [](auto *a, auto *b) {
       return a->stage() < b->stage();
     });
-    std::vector<Transfer> xfers = transfers(prog, stages);
+    // A pipeline's stages share one program (one TP degree per pipeline).
+    std::vector<Transfer> xfers =
+        transfers(*plan::programAt(plan, stages.front()->program()), stages);
     int64_t S = int64_t(stages.size());
     for (size_t s = 0; s < stages.size(); ++s) {
       const plan::StageProgram &sp = *stages[s];

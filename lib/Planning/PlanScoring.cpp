@@ -59,6 +59,7 @@ int64_t Search::stagePeak(const TypeGroup &g, int64_t tp, int64_t first,
   q.inFlight = depth - stage;
   MemoryOverheads o;
   o.contextBytes = g.gpu->contextBytes;
+  o.ncclBytes = g.gpu->commBufferBytes;
   return memory.query(q, o).total();
 }
 

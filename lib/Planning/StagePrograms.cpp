@@ -14,6 +14,7 @@
 
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
 #include "plan.pb.h"
+#include "plan/PlanPrograms.h"
 
 #include <map>
 #include <set>
@@ -36,47 +37,103 @@ static bool isUpdate(const plan::Instr &in) {
          in.op() == "sgd_update";
 }
 
+/// A parameter as the updating stage of one pipeline holds it.
+struct Holder {
+  const plan::StageProgram *sp;
+  const plan::ParamSource *source;
+  int32_t grad;
+  int64_t degree() const { return sp->ranks_size(); }
+};
+
+/// DP groups for one parameter updated in several pipelines. Lane j of D
+/// (the largest TP degree among them) is the j-th shard at degree D: the
+/// rank of a degree-d pipeline holding it is its TP index j * d / D, which
+/// holds D / d lanes of the parameter (all D when unsplit). A parameter no
+/// program splits is one piece per rank, reduced once per lane (a rank in
+/// several lanes gets the same sum from each). Uniform degrees give lane j
+/// = TP index j with whole tensors.
+static void addLanes(const std::vector<Holder> &hs,
+                     std::map<std::vector<int32_t>,
+                              std::vector<std::vector<plan::Piece>>> &dp) {
+  int64_t D = 1;
+  const plan::ParamSource *split = nullptr;
+  for (const Holder &h : hs) {
+    D = std::max(D, h.degree());
+    if (h.source->shard_size() == 3)
+      split = h.source;
+  }
+  for (int64_t j = 0; j < D; ++j) {
+    std::vector<int32_t> ranks;
+    std::vector<plan::Piece> pieces;
+    for (const Holder &h : hs) {
+      int64_t d = h.degree(), t = j * d / D;
+      ranks.push_back(h.sp->ranks(int(t)));
+      plan::Piece pc;
+      pc.set_tensor(h.grad);
+      pc.set_count(1);
+      if (split) {
+        pc.set_dim(int32_t(split->shard(0)));
+        pc.set_blocks(int32_t(split->shard(2)));
+        pc.set_count(int32_t(D / d));
+        pc.set_index(int32_t(j - t * (D / d)));
+      }
+      pieces.push_back(pc);
+    }
+    auto &members = dp[ranks];
+    members.resize(ranks.size());
+    for (size_t m = 0; m < ranks.size(); ++m)
+      members[m].push_back(pieces[m]);
+  }
+}
+
 /// DP groups (the same gradient in several pipelines), TIED groups (a
 /// parameter read by a stage that does not update it) and TP groups, and
 /// which rank counts each gradient in the global norm. With tensor
 /// parallelism the groups are per TP index: rank j of a stage meets rank j
-/// of the other pipelines' stages (the same shard, or the same replica).
+/// of the other pipelines' stages (the same shard, or the same replica);
+/// pipelines of different TP degrees meet by lanes (addLanes).
 static void addGroups(plan::Plan &out) {
-  const plan::Program &prog = out.program();
-  std::map<int32_t, int32_t> gradOf; // param -> grad
-  for (const plan::Instr &in : prog.instrs())
-    if (in.op() == "adamw_update" || in.op() == "sgd_update")
-      gradOf[in.inputs(0)] = in.inputs(1);
-  std::set<int32_t> sharded;
-  for (const plan::ParamSource &p : prog.params())
-    if (p.shard_size() > 0)
-      sharded.insert(p.tensor());
   int pipelines = 0;
   for (const plan::StageProgram &sp : out.stages())
     pipelines = std::max(pipelines, sp.pipeline() + 1);
 
-  std::map<std::vector<int32_t>, std::vector<int32_t>> dp, tied;
-  std::map<std::pair<int32_t, int>, std::vector<int32_t>> updaters;
+  std::map<std::vector<int32_t>, std::vector<std::vector<plan::Piece>>> dp;
+  std::map<std::vector<int32_t>, std::vector<int32_t>> tied;
+  std::map<std::string, std::vector<Holder>> holders; // by parameter name
   for (int p = 0; p < pipelines; ++p) {
     std::map<int32_t, const plan::StageProgram *> updater;
     std::map<int32_t, std::set<const plan::StageProgram *>> readers;
+    const plan::Program *prog = nullptr;
     for (const plan::StageProgram &sp : out.stages()) {
       if (sp.pipeline() != p)
         continue;
+      prog = plan::programAt(out, sp.program());
       for (int32_t i : sp.update_instrs())
-        if (prog.instrs(i).op() != "clip_grad_norm")
-          updater[prog.instrs(i).inputs(0)] = &sp;
+        if (prog->instrs(i).op() != "clip_grad_norm")
+          updater[prog->instrs(i).inputs(0)] = &sp;
       for (auto *list : {&sp.forward_instrs(), &sp.backward_instrs()})
         for (int32_t i : *list)
-          for (int32_t t : prog.instrs(i).inputs())
-            if (prog.tensors(t).kind() == plan::PARAM)
+          for (int32_t t : prog->instrs(i).inputs())
+            if (prog->tensors(t).kind() == plan::PARAM)
               readers[t].insert(&sp);
     }
-    for (auto &[param, sp] : updater)
+    if (!prog)
+      continue;
+    std::map<int32_t, int32_t> gradOf; // param -> grad
+    for (const plan::Instr &in : prog->instrs())
+      if (in.op() == "adamw_update" || in.op() == "sgd_update")
+        gradOf[in.inputs(0)] = in.inputs(1);
+    std::map<int32_t, const plan::ParamSource *> source;
+    for (const plan::ParamSource &ps : prog->params())
+      source[ps.tensor()] = &ps;
+    for (auto &[param, sp] : updater) {
+      const plan::ParamSource *ps = source[param];
+      if (!ps)
+        continue;
+      holders[ps->name()].push_back({sp, ps, gradOf[param]});
       for (int j = 0; j < sp->ranks_size(); ++j) {
         int32_t r = sp->ranks(j);
-        updaters[{param, j}].push_back(r);
-        if (p == 0 && (j == 0 || sharded.count(param)))
+        if (p == 0 && (j == 0 || ps->shard_size() > 0))
           out.mutable_ranks(r)->add_norm_tensors(gradOf[param]);
         std::vector<int32_t> group = {r};
         for (const plan::StageProgram *reader : readers[param])
@@ -85,10 +142,22 @@ static void addGroups(plan::Plan &out) {
         if (group.size() > 1)
           tied[group].push_back(param);
       }
+    }
   }
-  for (auto &[key, ranks] : updaters)
-    if (ranks.size() > 1)
-      dp[ranks].push_back(gradOf[key.first]);
+  for (auto &[name, hs] : holders)
+    if (hs.size() > 1)
+      addLanes(hs, dp);
+  for (auto &[ranks, members] : dp) {
+    plan::CommGroup *g = out.add_groups();
+    g->set_kind(plan::CommGroup::DP);
+    for (size_t m = 0; m < ranks.size(); ++m) {
+      g->add_ranks(ranks[m]);
+      plan::Member *mem = g->add_members();
+      mem->set_rank(ranks[m]);
+      for (const plan::Piece &pc : members[m])
+        *mem->add_pieces() = pc;
+    }
+  }
   auto add = [&](plan::CommGroup::Kind kind, const std::vector<int32_t> &r,
                  const std::vector<int32_t> &tensors) {
     plan::CommGroup *g = out.add_groups();
@@ -98,8 +167,6 @@ static void addGroups(plan::Plan &out) {
     for (int32_t t : tensors)
       g->add_tensors(t);
   };
-  for (auto &[r, t] : dp)
-    add(plan::CommGroup::DP, r, t);
   for (auto &[r, t] : tied)
     add(plan::CommGroup::TIED, r, t);
   for (const plan::StageProgram &sp : out.stages())
@@ -107,28 +174,32 @@ static void addGroups(plan::Plan &out) {
       add(plan::CommGroup::TP, {sp.ranks().begin(), sp.ranks().end()}, {});
 }
 
-int64_t frenzy::uniformTpDegree(const PartitionPlan &pp) {
-  int64_t tp = 0;
-  for (const Pipeline &p : pp.pipelines)
-    for (const Stage &st : p.stages) {
-      if (tp && st.tp() != tp)
-        return 1;
-      tp = st.tp();
-    }
-  return std::max<int64_t>(tp, 1);
+std::optional<std::vector<int64_t>>
+frenzy::pipelineTpDegrees(const PartitionPlan &pp) {
+  std::vector<int64_t> degrees;
+  for (const Pipeline &p : pp.pipelines) {
+    int64_t tp = p.stages.empty() ? 1 : p.stages.front().tp();
+    for (const Stage &st : p.stages)
+      if (st.tp() != tp)
+        return std::nullopt;
+    degrees.push_back(tp);
+  }
+  return degrees;
+}
+
+/// The program a stage of TP degree `tp` runs: the one split for it, else
+/// Plan.program (the runtime refuses a stage whose rank count differs).
+static int32_t programFor(const plan::Plan &out, int64_t tp) {
+  for (int32_t k = 1; k <= out.more_programs_size(); ++k)
+    if (plan::tpDegree(out.more_programs(k - 1)) == tp)
+      return k;
+  return 0;
 }
 
 void frenzy::addStagePrograms(const PartitionPlan &pp,
                               const ClusterSpec &cluster,
                               const PartitionOptions &o,
                               PipelineSchedule schedule, plan::Plan &out) {
-  const plan::Program &prog = out.program();
-  // Which instruction produces each tensor.
-  std::vector<int> producer(prog.tensors_size(), -1);
-  for (int i = 0; i < prog.instrs_size(); ++i)
-    for (int32_t t : prog.instrs(i).outputs())
-      producer[t] = i;
-
   out.set_micro_batch(pp.microBatch);
   out.set_global_batch(o.globalBatch);
   out.set_predicted_step_seconds(pp.stepSeconds());
@@ -141,6 +212,13 @@ void frenzy::addStagePrograms(const PartitionPlan &pp,
       const Stage &st = pipe.stages[s];
       const ClusterNode &node = cluster.nodes[st.node];
       plan::StageProgram *sp = out.add_stages();
+      sp->set_program(programFor(out, st.tp()));
+      const plan::Program &prog = *plan::programAt(out, sp->program());
+      // Which instruction produces each tensor.
+      std::vector<int> producer(prog.tensors_size(), -1);
+      for (int i = 0; i < prog.instrs_size(); ++i)
+        for (int32_t t : prog.instrs(i).outputs())
+          producer[t] = i;
       sp->set_pipeline(int32_t(p));
       sp->set_stage(int32_t(s));
       sp->set_first_layer(st.firstLayer);

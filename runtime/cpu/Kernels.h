@@ -38,17 +38,12 @@ void geluTanhBackward(float *dinp, const float *inp, const float *dout,
 double softmaxRow(float *out, const float *in, int64_t n);
 
 /// Mean cross-entropy of N rows of V logits against integer targets; rows
-/// whose target equals ignoreIndex do not count. Writes the softmax to
-/// probs (kept for backward) and returns the loss.
-float softmaxCrossEntropyForward(float *probs, const float *logits,
-                                 const int64_t *targets, int64_t N, int64_t V,
-                                 int64_t ignoreIndex);
-/// The same loss without keeping the probabilities (the training graph's
-/// backward kernel recomputes them).
+/// whose target equals ignoreIndex do not count.
 float softmaxCrossEntropyLoss(const float *logits, const int64_t *targets,
                               int64_t N, int64_t V, int64_t ignoreIndex);
-/// dlogits = dloss * (probs - onehot) / (rows counted); overwritten.
-void softmaxCrossEntropyBackward(float *dlogits, const float *probs,
+/// dlogits = dloss * (softmax(logits) - onehot) / (rows counted), the
+/// softmax recomputed from the logits; overwritten (ignored rows get 0).
+void softmaxCrossEntropyBackward(float *dlogits, const float *logits,
                                  const int64_t *targets, int64_t N, int64_t V,
                                  int64_t ignoreIndex, float dloss);
 
@@ -81,16 +76,16 @@ struct AttentionConfig {
                     bh % headsLocal);
   }
 };
-/// probs [BH, Tq, Tk] receives the softmax (before dropout), which backward
-/// needs. scratch holds Tq * Tk floats (used only with dropout).
+/// probs [BH, Tq, Tk], when not null, receives the softmax (before
+/// dropout) for attentionBackward. The kernels keep their own few rows of
+/// work memory.
 void attentionForward(float *out, float *probs, const float *q, const float *k,
-                      const float *v, const AttentionConfig &c,
-                      float *scratch);
-/// dq, dk, dv are overwritten. scratch holds 2 * Tq * Tk floats.
+                      const float *v, const AttentionConfig &c);
+/// dq, dk, dv are overwritten. probs is attentionForward's, or null to
+/// recompute it row by row from q and k (cheaper than storing it).
 void attentionBackward(float *dq, float *dk, float *dv, const float *dout,
                        const float *probs, const float *q, const float *k,
-                       const float *v, const AttentionConfig &c,
-                       float *scratch);
+                       const float *v, const AttentionConfig &c);
 
 struct AdamWConfig {
   float lr = 3e-4f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;

@@ -1,29 +1,37 @@
 //===- LayerNorm.cpp - layer normalisation, forward and backward ----------===//
+//
+// Row statistics use VecMath's partial-sum reductions so each sweep over a
+// row is SIMD; the variance takes a second pass over the row (the one-pass
+// formula loses digits when the mean is large against the spread).
+//
+//===----------------------------------------------------------------------===//
 #include "Kernels.h"
+#include "VecMath.h"
 
 #include <cmath>
+#include <vector>
 
 namespace frenzy::cpu {
 
 void layerNormForward(float *out, float *mean, float *rstd, const float *inp,
                       const float *weight, const float *bias, int64_t N,
                       int64_t C, float eps) {
+  std::vector<float> centred(C);
   for (int64_t i = 0; i < N; ++i) {
     const float *x = inp + i * C;
-    // Two passes over the row: the one-pass variance loses digits.
-    double m = 0;
+    const float m = float(sumFloats(x, C) / C);
     for (int64_t c = 0; c < C; ++c)
-      m += x[c];
-    m /= C;
-    double var = 0;
-    for (int64_t c = 0; c < C; ++c)
-      var += (x[c] - m) * (x[c] - m);
-    var /= C;
-    float s = 1.0f / std::sqrt(float(var) + eps);
+      centred[c] = x[c] - m;
+    const double var = dotFloats(centred.data(), centred.data(), C) / C;
+    const float s = 1.0f / std::sqrt(float(var) + eps);
     float *y = out + i * C;
-    for (int64_t c = 0; c < C; ++c)
-      y[c] = float(x[c] - m) * s * weight[c] + (bias ? bias[c] : 0.0f);
-    mean[i] = float(m);
+    if (bias)
+      for (int64_t c = 0; c < C; ++c)
+        y[c] = centred[c] * s * weight[c] + bias[c];
+    else
+      for (int64_t c = 0; c < C; ++c)
+        y[c] = centred[c] * s * weight[c];
+    mean[i] = m;
     rstd[i] = s;
   }
 }
@@ -32,26 +40,24 @@ void layerNormBackward(float *dinp, float *dweight, float *dbias,
                        const float *dout, const float *inp,
                        const float *weight, const float *mean,
                        const float *rstd, int64_t N, int64_t C) {
+  std::vector<float> xhat(C), d(C);
   for (int64_t i = 0; i < N; ++i) {
     const float *x = inp + i * C, *dy = dout + i * C;
-    float m = mean[i], s = rstd[i];
+    const float m = mean[i], s = rstd[i];
     // dxhat = dy * w; dx = s * (dxhat - mean(dxhat) - xhat * mean(dxhat*xhat))
-    double sumD = 0, sumDX = 0;
     for (int64_t c = 0; c < C; ++c) {
-      float xhat = (x[c] - m) * s;
-      float d = dy[c] * weight[c];
-      sumD += d;
-      sumDX += d * xhat;
-      dweight[c] += dy[c] * xhat;
-      if (dbias)
+      xhat[c] = (x[c] - m) * s;
+      d[c] = dy[c] * weight[c];
+      dweight[c] += dy[c] * xhat[c];
+    }
+    if (dbias)
+      for (int64_t c = 0; c < C; ++c)
         dbias[c] += dy[c];
-    }
-    float meanD = float(sumD / C), meanDX = float(sumDX / C);
+    const float meanD = float(sumFloats(d.data(), C) / C);
+    const float meanDX = float(dotFloats(d.data(), xhat.data(), C) / C);
     float *dx = dinp + i * C;
-    for (int64_t c = 0; c < C; ++c) {
-      float xhat = (x[c] - m) * s;
-      dx[c] = s * (dy[c] * weight[c] - meanD - xhat * meanDX);
-    }
+    for (int64_t c = 0; c < C; ++c)
+      dx[c] = s * (d[c] - meanD - xhat[c] * meanDX);
   }
 }
 

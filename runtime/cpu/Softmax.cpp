@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Kernels.h"
 #include "TensorOps.h"
+#include "VecMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -28,11 +29,7 @@ void lanes(const Shape &shape, int64_t axis, int64_t &outer, int64_t &n,
 }
 
 void logSoftmaxRow(float *y, const float *x, int64_t n) {
-  const float mx = *std::max_element(x, x + n);
-  double sum = 0;
-  for (int64_t j = 0; j < n; ++j)
-    sum += std::exp(x[j] - mx);
-  const double lse = double(mx) + std::log(sum);
+  const double lse = logSumExp(x, n); // before y (which may be x) is written
   for (int64_t j = 0; j < n; ++j)
     y[j] = float(double(x[j]) - lse);
 }
@@ -68,7 +65,7 @@ void softmaxF32(float *out, const float *in, const Shape &shape, int64_t axis,
     for (int64_t j = 0; j < n; ++j)
       for (int64_t i = 0; i < inner; ++i) {
         float z = x[j * inner + i] - mx[i];
-        float e = std::exp(z);
+        float e = fastExp(z);
         sum[i] += e;
         y[j * inner + i] = log ? z : e;
       }
@@ -101,7 +98,7 @@ void softmaxGradF32(float *din, const float *dout, const float *y,
     for (int64_t j = 0; j < n; ++j)
       for (int64_t i = 0; i < inner; ++i) {
         int64_t e = j * inner + i;
-        dx[e] = log ? float(dy[e] - std::exp(double(yy[e])) * acc[i])
+        dx[e] = log ? float(dy[e] - fastExp(yy[e]) * acc[i])
                     : float(yy[e] * (dy[e] - acc[i]));
       }
   }

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "RankRunner.h"
 
+#include "plan/PlanPrograms.h"
+
 #include <cmath>
 #include <cstring>
 
@@ -21,18 +23,25 @@ static bool isOptimizerUpdate(const plan::Instr &in) {
 }
 
 void RankRunner::checkSupported(const plan::Plan &p) {
-  int64_t tp = std::max<int64_t>(1, p.tp_degree());
-  for (const plan::StageProgram &sp : p.stages())
+  for (const plan::StageProgram &sp : p.stages()) {
+    const plan::Program *prog = plan::programAt(p, sp.program());
+    if (!prog)
+      throw RuntimeError("plan: pipeline " + std::to_string(sp.pipeline()) +
+                         " stage " + std::to_string(sp.stage()) +
+                         " names program " + std::to_string(sp.program()) +
+                         ", which the plan does not have; re-run frenzy-opt");
+    int64_t tp = plan::tpDegree(*prog);
     if (sp.ranks_size() != tp)
       throw RuntimeError(
           "pipeline " + std::to_string(sp.pipeline()) + " stage " +
           std::to_string(sp.stage()) + " runs tensor-parallel over " +
-          std::to_string(sp.ranks_size()) + " ranks but the plan's program "
-          "is split for " + std::to_string(tp) +
-          " (its stages have different TP degrees, or frenzy-opt could not "
-          "split this model and said why); pin a layout with one TP degree "
-          "the model splits for, e.g. frenzy-opt --layout=1,1 or "
-          "--layout=1x2,1x2");
+          std::to_string(sp.ranks_size()) + " ranks but its program is "
+          "split for " + std::to_string(tp) +
+          " (the pipeline's stages have different TP degrees, or frenzy-opt "
+          "could not split this model and said why); pin a layout with one "
+          "TP degree per pipeline that the model splits for, e.g. "
+          "frenzy-opt --layout=1,1 or --layout=1x2,1x2");
+  }
   if (p.stages_size() == 0)
     throw RuntimeError("the plan has several ranks but no stages; re-run "
                        "frenzy-opt");
@@ -61,7 +70,7 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
   forward.assign(st->forward_instrs().begin(), st->forward_instrs().end());
   backward.assign(st->backward_instrs().begin(), st->backward_instrs().end());
   updates.assign(st->update_instrs().begin(), st->update_instrs().end());
-  const plan::Program &prog = plan.program();
+  const plan::Program &prog = *plan::programAt(plan, st->program());
 
   // Tensors sent after the phase that makes them and not read by a later
   // phase here are freed once sent, not after their last local reader.
@@ -88,7 +97,7 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
   std::vector<int32_t> order = forward;
   order.insert(order.end(), backward.begin(), backward.end());
   order.insert(order.end(), updates.begin(), updates.end());
-  ex = std::make_unique<Executor>(plan, order, freeLate);
+  ex = std::make_unique<Executor>(plan, order, freeLate, st->program());
 
   for (int32_t i : updates)
     if (isOptimizerUpdate(prog.instrs(i)))
@@ -117,6 +126,31 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
     }
   }
   ex->context().tpRank = me.tp_rank();
+}
+
+template <typename F>
+void RankRunner::forEachPiece(const plan::CommGroup &g, F f) {
+  for (const plan::Member &m : g.members()) {
+    if (m.rank() != me.id())
+      continue;
+    for (const plan::Piece &pc : m.pieces()) {
+      auto it = accum.find(pc.tensor());
+      if (it == accum.end())
+        throw RuntimeError("plan: DP group piece names tensor " +
+                           std::to_string(pc.tensor()) +
+                           ", which is not a gradient of rank " +
+                           std::to_string(me.id()));
+      const Tensor &t = ex->tensor(pc.tensor());
+      if (pc.count() < 1 || (pc.count() > 1 &&
+                             (pc.dim() < 0 || pc.dim() >= int(t.shape.size()) ||
+                              pc.blocks() < 1 || pc.index() < 0 ||
+                              pc.index() >= pc.count())))
+        throw RuntimeError("plan: malformed DP group piece of tensor " +
+                           std::to_string(pc.tensor()) + "; re-run frenzy-opt");
+      int64_t n = t.numel() / pc.count();
+      f(pc, it->second.data(), t, n);
+    }
+  }
 }
 
 void RankRunner::setData(const TokenData *tokens) {
@@ -159,23 +193,37 @@ void RankRunner::forwardOrBackward(const plan::Action &a) {
   ++microBatchesRun;
 }
 
+/// Copies a piece of a gradient accumulator to the contiguous `buf`, or
+/// back (intoAcc).
+static void copyPiece(const plan::Piece &pc, float *acc, const Tensor &t,
+                      int64_t n, float *buf, bool intoAcc) {
+  if (pc.count() == 1)
+    std::memcpy(intoAcc ? acc : buf, intoAcc ? buf : acc, size_t(n) * 4);
+  else
+    copySlice(t.shape, 4, pc.dim(), pc.blocks(), pc.index(), pc.count(),
+              reinterpret_cast<uint8_t *>(acc),
+              reinterpret_cast<uint8_t *>(buf), intoAcc);
+}
+
 void RankRunner::reduceGradients() {
   comm.waitSends();
-  for (auto &[grp, c] : dpGroups) {
-    int64_t n = 0;
-    for (int32_t t : grp->tensors())
-      n += int64_t(accum[t].size());
-    std::vector<float> buf;
-    buf.reserve(n);
-    for (int32_t t : grp->tensors())
-      buf.insert(buf.end(), accum[t].begin(), accum[t].end());
-    comm.allReduceSum(buf.data(), n, c);
-    int64_t off = 0;
-    for (int32_t t : grp->tensors()) {
-      std::memcpy(accum[t].data(), buf.data() + off, accum[t].size() * 4);
-      off += int64_t(accum[t].size());
+  // Every group's pieces are copied out before any sum is written back: a
+  // rank in several lanes of one unsplit parameter (pipelines of different
+  // TP degrees) must send its own gradient to each, not a sum.
+  std::vector<std::vector<float>> bufs(dpGroups.size());
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t g = 0; g < dpGroups.size(); ++g) {
+      int64_t off = 0;
+      forEachPiece(*dpGroups[g].first, [&](const plan::Piece &pc, float *acc,
+                                           const Tensor &t, int64_t n) {
+        if (pass == 0)
+          bufs[g].resize(off + n);
+        copyPiece(pc, acc, t, n, bufs[g].data() + off, /*intoAcc=*/pass == 1);
+        off += n;
+      });
+      if (pass == 0)
+        comm.allReduceSum(bufs[g].data(), off, dpGroups[g].second);
     }
-  }
   const float inv = 1.0f / float(plan.total_micro_batches());
   for (int32_t g : grads) {
     float *dst = ex->tensor(g).f32();
@@ -205,7 +253,7 @@ StepResult RankRunner::update() {
   int32_t loss = ex->lossTensorId();
   if (loss >= 0 && !ex->tensor(loss).storage.empty())
     ex->tensor(loss).f32()[0] = float(r.loss);
-  const plan::Program &prog = plan.program();
+  const plan::Program &prog = ex->program();
   for (int32_t i : updates) {
     const plan::Instr &in = prog.instrs(i);
     if (in.op() == "clip_grad_norm") {

@@ -48,6 +48,9 @@ public:
 private:
   void forwardOrBackward(const plan::Action &a);
   void reduceGradients();
+  /// Calls f(piece, accumulator, tensor, piece elements) for each of this
+  /// rank's pieces of a DP group, in the group's order.
+  template <typename F> void forEachPiece(const plan::CommGroup &g, F f);
   StepResult update();
   void syncParams();
   void beginMicroBatch(int64_t mb);

@@ -3,18 +3,30 @@
 
 #include "OnnxWeights.h"
 #include "SeededInit.h"
+#include "plan/PlanPrograms.h"
 #include "plan/PlanVersion.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 
 namespace frenzy::rt {
 
+static const plan::Program &checkedProgram(const plan::Plan &p,
+                                           int32_t index) {
+  const plan::Program *prog = plan::programAt(p, index);
+  if (!prog)
+    throw RuntimeError("plan: program " + std::to_string(index) + " of " +
+                       std::to_string(p.more_programs_size() + 1) +
+                       " does not exist; re-run frenzy-opt");
+  return *prog;
+}
+
 Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
-                   std::set<int32_t> freeLate)
-    : plan(p), order(std::move(instrs)) {
+                   std::set<int32_t> freeLate, int32_t program)
+    : plan(p), prog(checkedProgram(p, program)), order(std::move(instrs)) {
   if (plan.version() != plan::kPlanVersion)
     throw RuntimeError("plan format version " + std::to_string(plan.version()) +
                        " is not the runtime's (" +
@@ -24,7 +36,6 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
     throw RuntimeError("the plan's precision is " + plan.precision() +
                        "; the CPU backend runs fp32 plans only (re-plan with "
                        "frenzy-opt --precision=fp32)");
-  const plan::Program &prog = plan.program();
   int32_t n = prog.tensors_size();
   // The whole program holds every tensor (an input may be read by no
   // instruction, an output may be an input); a rank holds the tensors its
@@ -98,6 +109,8 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
     if (io.name() == "loss")
       lossTensor = io.tensor();
   planLifetimes(freeLate);
+  const char *poison = std::getenv("FRENZY_POISON_REUSED");
+  poisonReused = poison && *poison && std::string(poison) != "0";
   ctx.optimizer = &plan.optimizer();
   ctx.state = &state;
 }
@@ -105,7 +118,6 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
 /// Which tensors live for the whole run and after which instruction each
 /// activation dies (its last reader, or its producer when nothing reads it).
 void Executor::planLifetimes(const std::set<int32_t> &freeLate) {
-  const plan::Program &prog = plan.program();
   persistent.assign(tensors.size(), false);
   for (const plan::Tensor &t : prog.tensors())
     persistent[t.id()] = t.kind() != plan::ACTIVATION;
@@ -140,16 +152,35 @@ void Executor::planLifetimes(const std::set<int32_t> &freeLate) {
 void Executor::allocate(int32_t id) {
   if (persistent[id] || !tensors[id].storage.empty())
     return;
-  tensors[id].allocate();
-  live += tensors[id].bytes();
+  obtain(tensors[id]);
   activationPeak = std::max(activationPeak, live);
 }
 
 void Executor::release(int32_t id) {
   if (persistent[id] || tensors[id].storage.empty())
     return;
-  live -= tensors[id].bytes();
-  std::vector<uint64_t>().swap(tensors[id].storage);
+  recycle(tensors[id]);
+}
+
+void Executor::obtain(Tensor &t) {
+  size_t words = size_t(t.bytes() + 7) / 8;
+  auto it = spare.find(words);
+  if (it == spare.end() || it->second.empty()) {
+    t.allocate();
+  } else {
+    t.storage.swap(it->second.back());
+    it->second.pop_back();
+    if (poisonReused) // all ones: NaN as float, -1 as int, true as bool
+      std::fill(t.storage.begin(), t.storage.end(), ~uint64_t(0));
+  }
+  live += t.bytes();
+}
+
+void Executor::recycle(Tensor &t) {
+  live -= t.bytes();
+  std::vector<std::vector<uint64_t>> &slot = spare[t.storage.size()];
+  slot.emplace_back();
+  slot.back().swap(t.storage);
 }
 
 void Executor::switchMicroBatch(int64_t mb) {
@@ -178,7 +209,7 @@ void Executor::loadWeights(std::optional<uint64_t> initSeed) {
                        ": the model file changed since the plan was made "
                        "(hash mismatch); re-run frenzy-opt");
   OnnxWeights weights(plan.model_path());
-  for (const plan::ParamSource &p : plan.program().params()) {
+  for (const plan::ParamSource &p : prog.params()) {
     Tensor &dst = tensors[p.tensor()];
     if (dst.storage.empty()) // not held by this rank
       continue;
@@ -213,23 +244,24 @@ Tensor unsharded(const plan::ParamSource &p, const Tensor &local) {
   return full;
 }
 
-void copyShard(const plan::ParamSource &p, Tensor &full, Tensor &local,
-               int64_t tpRank, bool intoFull) {
-  int64_t dim = p.shard(0), parts = p.shard(1), blocks = p.shard(2);
-  int64_t outer = 1, inner = elementBytes(local.dtype);
+void copySlice(const std::vector<int64_t> &fullShape, int elemBytes,
+               int64_t dim, int64_t blocks, int64_t index, int64_t count,
+               uint8_t *full, uint8_t *part, bool intoFull) {
+  int64_t outer = 1, inner = elemBytes;
   for (int64_t d = 0; d < dim; ++d)
-    outer *= local.shape[d];
-  for (size_t d = dim + 1; d < local.shape.size(); ++d)
-    inner *= local.shape[d];
-  if (local.shape[dim] % blocks)
-    throw RuntimeError("plan: parameter '" + p.name() + "' dim " +
-                       std::to_string(dim) + " does not hold " +
-                       std::to_string(blocks) + " blocks");
-  int64_t n = local.shape[dim] / blocks; // rows of one block on one rank
+    outer *= fullShape[d];
+  for (size_t d = dim + 1; d < fullShape.size(); ++d)
+    inner *= fullShape[d];
+  if (fullShape[dim] % (blocks * count))
+    throw RuntimeError("plan: dim " + std::to_string(dim) + " of size " +
+                       std::to_string(fullShape[dim]) + " does not split in " +
+                       std::to_string(blocks) + " blocks of " +
+                       std::to_string(count) + " slices");
+  int64_t n = fullShape[dim] / (blocks * count); // rows of one slice's block
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t b = 0; b < blocks; ++b) {
-      uint8_t *l = local.u8() + ((o * blocks + b) * n) * inner;
-      uint8_t *f = full.u8() + (((o * blocks + b) * parts + tpRank) * n) * inner;
+      uint8_t *l = part + ((o * blocks + b) * n) * inner;
+      uint8_t *f = full + (((o * blocks + b) * count + index) * n) * inner;
       if (intoFull)
         std::memcpy(f, l, size_t(n * inner));
       else
@@ -237,22 +269,28 @@ void copyShard(const plan::ParamSource &p, Tensor &full, Tensor &local,
     }
 }
 
+void copyShard(const plan::ParamSource &p, Tensor &full, Tensor &local,
+               int64_t tpRank, bool intoFull) {
+  copySlice(full.shape, elementBytes(local.dtype), p.shard(0), p.shard(2),
+            tpRank, p.shard(1), full.u8(), local.u8(), intoFull);
+}
+
 Tensor *Executor::input(const std::string &name) {
-  for (const plan::Io &io : plan.program().inputs())
+  for (const plan::Io &io : prog.inputs())
     if (io.name() == name)
       return &tensors[io.tensor()];
   return nullptr;
 }
 
 Tensor *Executor::parameter(const std::string &name) {
-  for (const plan::ParamSource &p : plan.program().params())
+  for (const plan::ParamSource &p : prog.params())
     if (p.name() == name)
       return &tensors[p.tensor()];
   return nullptr;
 }
 
 const Tensor *Executor::output(const std::string &name) const {
-  for (const plan::Io &io : plan.program().outputs())
+  for (const plan::Io &io : prog.outputs())
     if (io.name() == name)
       return &tensors[io.tensor()];
   return nullptr;
@@ -283,7 +321,6 @@ void Executor::runStep(int64_t step, uint64_t seed) {
 }
 
 void Executor::run(const std::vector<int32_t> &instrs) {
-  const plan::Program &prog = plan.program();
   int64_t step = ctx.step;
   for (int32_t i : instrs) {
     const plan::Instr &in = prog.instrs(i);
@@ -297,10 +334,8 @@ void Executor::run(const std::vector<int32_t> &instrs) {
     for (int32_t id : in.outputs()) {
       args.out.push_back(&tensors[id]);
       producesLoss |= id == lossTensor;
-      if (!persistent[id] && tensors[id].storage.empty()) {
-        tensors[id].allocate();
-        live += tensors[id].bytes();
-      }
+      if (!persistent[id] && tensors[id].storage.empty())
+        obtain(tensors[id]);
     }
     // Empty results (a zero-size dim) need no work, and some kernels would
     // divide by their size.
@@ -321,10 +356,8 @@ void Executor::run(const std::vector<int32_t> &instrs) {
       }
     }
     activationPeak = std::max(activationPeak, live + ctx.workspaceBytes);
-    for (int32_t id : freeAfter[i]) {
-      live -= tensors[id].bytes();
-      std::vector<uint64_t>().swap(tensors[id].storage);
-    }
+    for (int32_t id : freeAfter[i])
+      recycle(tensors[id]);
     if (producesLoss && !std::isfinite(tensors[lossTensor].f32()[0]))
       throw RuntimeError("step " + std::to_string(step) + ": the loss is " +
                          std::to_string(tensors[lossTensor].f32()[0]) +
@@ -345,7 +378,7 @@ int64_t Executor::persistentBytes() const {
 
 int64_t Executor::parameterCount() const {
   int64_t n = 0;
-  for (const plan::ParamSource &p : plan.program().params())
+  for (const plan::ParamSource &p : prog.params())
     if (p.trainable())
       n += tensors[p.tensor()].numel();
   return n;

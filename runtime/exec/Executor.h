@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 namespace frenzy::rt {
 
@@ -15,6 +16,12 @@ namespace frenzy::rt {
 Tensor unsharded(const plan::ParamSource &p, const Tensor &local);
 void copyShard(const plan::ParamSource &p, Tensor &full, Tensor &local,
                int64_t tpRank, bool intoFull = false);
+/// Copies slice `index` of `count` of `full` (cut along `dim`, separately
+/// in each of `blocks` equal blocks of that dim) out to the contiguous
+/// `part`, or back into `full`.
+void copySlice(const std::vector<int64_t> &fullShape, int elemBytes,
+               int64_t dim, int64_t blocks, int64_t index, int64_t count,
+               uint8_t *full, uint8_t *part, bool intoFull);
 
 /// Owns the tensors of a program (or of the instructions of one rank) and
 /// runs instructions. Parameters, inputs, constants and outputs are
@@ -27,8 +34,9 @@ public:
   /// `instrs` (program indices in run order; empty: the whole program)
   /// touch. Activations in `freeLate` are not freed after their last reader
   /// but by release() (a rank frees a tensor it sends after sending it).
+  /// `program` picks the plan's program (see plan/PlanPrograms.h).
   explicit Executor(const plan::Plan &plan, std::vector<int32_t> instrs = {},
-                    std::set<int32_t> freeLate = {});
+                    std::set<int32_t> freeLate = {}, int32_t program = 0);
 
   /// Loads parameter values from the model file named in the plan, checking
   /// its hash; with `initSeed`, matrices are drawn from it instead
@@ -40,7 +48,7 @@ public:
   const Tensor *output(const std::string &name) const;
   /// The tensor of a named parameter; null when absent.
   Tensor *parameter(const std::string &name);
-  const plan::Program &program() const { return plan.program(); }
+  const plan::Program &program() const { return prog; }
 
   /// Runs step `step` (1-based). Throws RuntimeError on a non-finite loss
   /// before any update runs, so parameters keep their previous values.
@@ -84,7 +92,20 @@ public:
 
 private:
   void planLifetimes(const std::set<int32_t> &freeLate);
+  /// Activation storage comes from and goes back to `spare` (buffers by
+  /// size in 8-byte words): every step allocates the same sizes in the same
+  /// order, so after the first step no allocation reaches malloc or faults
+  /// in fresh pages. A reused buffer keeps its old contents (zeroing them
+  /// cost 9% of a step): every kernel must write all of its outputs. With
+  /// FRENZY_POISON_REUSED=1 reused buffers are filled with NaN instead, so
+  /// a kernel that reads its output before writing it shows (a test runs
+  /// that way).
+  void obtain(Tensor &t);
+  void recycle(Tensor &t);
+  std::unordered_map<size_t, std::vector<std::vector<uint64_t>>> spare;
+  bool poisonReused = false;
   const plan::Plan &plan;
+  const plan::Program &prog;
   std::vector<int32_t> order;              // instructions, in run order
   std::vector<int32_t> activations;        // activation ids this rank uses
   int64_t currentMicroBatch = 0;

@@ -158,23 +158,20 @@ cpu::AttentionConfig attentionConfig(KernelArgs &a, size_t first,
 void attention(KernelArgs &a) {
   std::vector<uint64_t> expanded;
   cpu::AttentionConfig c = attentionConfig(a, 0, expanded);
-  float *probs = a.ctx.scratchFloats(c.BH * c.Tq * c.Tk + c.Tq * c.Tk);
-  a.ctx.workspaceBytes += int64_t(expanded.size() * sizeof(uint64_t));
-  cpu::attentionForward(a.out[0]->f32(), probs, a.in[0]->f32(), a.in[1]->f32(),
-                        a.in[2]->f32(), c, probs + c.BH * c.Tq * c.Tk);
+  a.ctx.workspaceBytes = int64_t(expanded.size() * sizeof(uint64_t));
+  cpu::attentionForward(a.out[0]->f32(), nullptr, a.in[0]->f32(),
+                        a.in[1]->f32(), a.in[2]->f32(), c);
 }
 
+/// Backward recomputes the probabilities row by row from q and k (the
+/// forward's output is not needed).
 void attentionGrad(KernelArgs &a) {
   std::vector<uint64_t> expanded;
   cpu::AttentionConfig c = attentionConfig(a, 1, expanded);
-  int64_t nP = c.BH * c.Tq * c.Tk, nO = c.BH * c.Tq * c.Dv;
-  float *probs = a.ctx.scratchFloats(nP + nO + 2 * c.Tq * c.Tk);
-  a.ctx.workspaceBytes += int64_t(expanded.size() * sizeof(uint64_t));
-  float *out = probs + nP, *work = out + nO;
-  const float *q = a.in[1]->f32(), *k = a.in[2]->f32(), *v = a.in[3]->f32();
-  cpu::attentionForward(out, probs, q, k, v, c, work);
+  a.ctx.workspaceBytes = int64_t(expanded.size() * sizeof(uint64_t));
   cpu::attentionBackward(a.out[0]->f32(), a.out[1]->f32(), a.out[2]->f32(),
-                         a.in[0]->f32(), probs, q, k, v, c, work);
+                         a.in[0]->f32(), nullptr, a.in[1]->f32(),
+                         a.in[2]->f32(), a.in[3]->f32(), c);
 }
 
 /// Logits [N, C] and labels [N]; the class dim must be last.
@@ -222,11 +219,8 @@ void crossEntropyGrad(KernelArgs &a) {
   auto [N, V] = lossRows(a, logits, labels);
   int64_t ignore = ignoreIndex(a);
   float dloss = a.in[0]->f32()[0] * reductionFactor(a, labels, N, ignore);
-  float *probs = a.ctx.scratchFloats(N * V);
-  cpu::softmaxCrossEntropyForward(probs, logits.f32(), labels.i64(), N, V,
-                                  ignore);
-  cpu::softmaxCrossEntropyBackward(a.out[0]->f32(), probs, labels.i64(), N, V,
-                                   ignore, dloss);
+  cpu::softmaxCrossEntropyBackward(a.out[0]->f32(), logits.f32(),
+                                   labels.i64(), N, V, ignore, dloss);
 }
 
 } // namespace

@@ -40,7 +40,8 @@ def main():
         print(f"rank {r.id} (p{r.pipeline} s{r.stage}) {r.schedule}: " + " ".join(items))
     kinds = {0: "DP", 1: "TIED", 2: "TP"}
     for g in plan.groups:
-        print(f"group {kinds[g.kind]} ranks {list(g.ranks)} tensors {len(g.tensors)}")
+        n = len(g.members[0].pieces) if g.members else len(g.tensors)
+        print(f"group {kinds[g.kind]} ranks {list(g.ranks)} tensors {n}")
     starts = [max((a.predicted_start for a in r.stream), default=0) for r in plan.ranks]
     print(f"timeline: last action starts at {max(starts) * 1e3:.3f} ms")
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "Checkpoint.h"
 #include "LaunchOptions.h"
+#include "plan/PlanPrograms.h"
 #include "RankRunner.h"
 #include "WeightExport.h"
 
@@ -97,12 +98,19 @@ void printPlan(const plan::Plan &p) {
 /// checkpoint: replicas give the same value; TP shards are put together.
 ParamValues gatherParameters(const plan::Plan &p, const std::string &dir,
                              int64_t step, uint64_t hash) {
-  std::map<std::string, const plan::ParamSource *> sources;
-  for (const plan::ParamSource &ps : p.program().params())
-    sources[ps.name()] = &ps;
+  // Each rank's parameters as its stage's program declares them.
+  std::vector<const plan::Program *> progOfRank(p.ranks_size(), &p.program());
+  for (const plan::StageProgram &sp : p.stages())
+    for (int32_t r : sp.ranks())
+      if (r >= 0 && r < p.ranks_size())
+        if (const plan::Program *prog = plan::programAt(p, sp.program()))
+          progOfRank[r] = prog;
   ParamValues all;
   std::map<std::string, Tensor> fulls; // TP parameters being put together
-  for (int r = 0; r < p.ranks_size(); ++r)
+  for (int r = 0; r < p.ranks_size(); ++r) {
+    std::map<std::string, const plan::ParamSource *> sources;
+    for (const plan::ParamSource &ps : progOfRank[r]->params())
+      sources[ps.name()] = &ps;
     for (auto &[name, sp] : readRankCheckpoint(dir, step, r, hash)) {
       const plan::ParamSource *ps = sources.at(name);
       if (ps->shard_size() == 0) {
@@ -111,7 +119,7 @@ ParamValues gatherParameters(const plan::Plan &p, const std::string &dir,
       }
       Tensor local;
       local.dtype = plan::F32;
-      const plan::Tensor &pt = p.program().tensors(ps->tensor());
+      const plan::Tensor &pt = progOfRank[r]->tensors(ps->tensor());
       local.shape.assign(pt.shape().begin(), pt.shape().end());
       local.allocate();
       std::copy(sp.value.begin(), sp.value.end(), local.f32());
@@ -122,6 +130,7 @@ ParamValues gatherParameters(const plan::Plan &p, const std::string &dir,
       }
       copyShard(*ps, it->second, local, p.ranks(r).tp_rank(), /*intoFull=*/true);
     }
+  }
   for (auto &[name, full] : fulls)
     all[name].assign(full.f32(), full.f32() + full.numel());
   return all;

@@ -302,10 +302,14 @@ static int emitPartition(ModuleOp module, const frenzy::ClusterSpec &cluster) {
 static int writePlan(ModuleOp module, llvm::StringRef input,
                      const frenzy::ClusterSpec &cluster, llvm::StringRef output,
                      const frenzy::PartitionPlan *partition = nullptr,
-                     const frenzy::PartitionOptions *po = nullptr) {
+                     const frenzy::PartitionOptions *po = nullptr,
+                     llvm::ArrayRef<OwningOpRef<ModuleOp>> more = {}) {
   frenzy::plan::Plan plan;
   if (failed(frenzy::buildPlan(module, input, clusterFile, cluster, plan)))
     return 1;
+  for (const OwningOpRef<ModuleOp> &m : more)
+    if (failed(frenzy::lowerProgram(*m, *plan.add_more_programs())))
+      return 1;
   if (partition)
     frenzy::addStagePrograms(*partition, cluster, *po,
                              scheduleKind == "gpipe"
@@ -471,38 +475,54 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
       return 1;
     if (reportAndPlan)
       frenzy::printPlanReport(*partition, *cluster, *cost, *po, llvm::outs());
-    // The runtime's program is one rank's: the step at the micro-batch
-    // size, split for TP when every stage has the same TP degree (stages of
-    // different degrees keep the unsplit program, which frenzy-launch
-    // refuses to run with TP).
-    int64_t tp = frenzy::uniformTpDegree(*partition);
-    if (partition->microBatch != 1 || tp > 1) {
+    // The runtime's programs are one rank's: the step at the micro-batch
+    // size, split for each pipeline's TP degree (the first pipeline's is
+    // Plan.program, other degrees go to more_programs). A pipeline whose
+    // stages differ in degree keeps the unsplit program, which frenzy-launch
+    // refuses to run with TP.
+    std::vector<int64_t> degrees =
+        frenzy::pipelineTpDegrees(*partition).value_or(std::vector<int64_t>{1});
+    std::vector<OwningOpRef<ModuleOp>> more;
+    if (partition->microBatch != 1 || degrees != std::vector<int64_t>{1}) {
       frenzy::OnnxImportOptions again = options;
       again.batch = partition->microBatch;
       module = nullptr;
-      if (tp > 1) {
-        // A model the TP pass cannot split still gets its plan (the search
-        // only needs the split fractions); only the runtime program stays
-        // whole, and frenzy-launch says so.
-        std::string why;
-        {
-          ScopedDiagnosticHandler capture(&context, [&](Diagnostic &d) {
-            if (d.getSeverity() == DiagnosticSeverity::Error && why.empty())
-              why = d.str();
-            return success();
-          });
-          module = build(again, tp);
+      std::vector<int64_t> distinct;
+      for (int64_t d : degrees)
+        if (std::find(distinct.begin(), distinct.end(), d) == distinct.end())
+          distinct.push_back(d);
+      // A model the TP pass cannot split still gets its plan (the search
+      // only needs the split fractions); only the runtime program stays
+      // whole, and frenzy-launch says so.
+      std::string why;
+      {
+        ScopedDiagnosticHandler capture(&context, [&](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Error && why.empty())
+            why = d.str();
+          return success();
+        });
+        for (int64_t d : distinct) {
+          OwningOpRef<ModuleOp> m = build(again, d);
+          if (!m) {
+            more.clear();
+            module = nullptr;
+            break;
+          }
+          if (!module)
+            module = std::move(m);
+          else
+            more.push_back(std::move(m));
         }
-        if (!module)
-          llvm::errs() << "frenzy-opt: warning: the runtime program is not "
-                          "split for TP "
-                       << tp << " (" << why
-                       << "); frenzy-launch will refuse this plan\n";
       }
+      if (!module && distinct != std::vector<int64_t>{1})
+        llvm::errs() << "frenzy-opt: warning: the runtime program is not "
+                        "split for TP (" << why
+                     << "); frenzy-launch will refuse this plan\n";
       if (!module && !(module = build(again)))
         return 1;
     }
-    return writePlan(*module, input, *cluster, output, &*partition, &*po);
+    return writePlan(*module, input, *cluster, output, &*partition, &*po,
+                     more);
   }
   if (predictResources)
     return predict(*module, *cluster, input);

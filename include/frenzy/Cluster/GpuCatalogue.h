@@ -25,6 +25,9 @@ struct GpuType {
   /// Fixed memory the runtime cannot use for tensors: the CUDA context.
   int64_t contextBytes = 512ll << 20;
   std::string source;
+  /// Buffers per communicator a rank is in (NCCL's); a CPU rank's MPI
+  /// needs none worth counting.
+  int64_t commBufferBytes = 256ll << 20;
 };
 
 /// All catalogue entries.

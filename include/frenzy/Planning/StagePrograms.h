@@ -4,6 +4,9 @@
 
 #include "frenzy/Planning/Partitioner.h"
 
+#include <optional>
+#include <vector>
+
 namespace frenzy {
 namespace plan {
 class Plan;
@@ -20,8 +23,9 @@ void addStagePrograms(const PartitionPlan &pp, const ClusterSpec &cluster,
                       const PartitionOptions &o, PipelineSchedule schedule,
                       plan::Plan &out);
 
-/// The TP degree every stage of the plan has, or 1 when they differ.
-int64_t uniformTpDegree(const PartitionPlan &pp);
+/// Each pipeline's TP degree (its stages' common one); nullopt when a
+/// pipeline's stages differ (the runtime runs one program per pipeline).
+std::optional<std::vector<int64_t>> pipelineTpDegrees(const PartitionPlan &pp);
 
 /// Writes each rank's per-step instruction stream (forward/backward per
 /// micro-batch with its sends and receives, gradient reduction, update,

@@ -30,27 +30,21 @@ static std::pair<int64_t, int64_t> rows(Value x, int64_t axis) {
   return {prod(s.take_front(axis)), prod(s.drop_front(axis))};
 }
 
-/// Attention geometry: batch*heads, Tq, Tk, Dv, and the bytes of an expanded
-/// mask when it is not one shared [Tq, Tk] matrix.
-static void attention(Value q, Value k, Value v, Value mask, int64_t &bh,
-                      int64_t &tq, int64_t &tk, int64_t &dv,
-                      int64_t &maskBytes) {
-  ArrayRef<int64_t> qs = shapeOf(q);
-  tq = qs[qs.size() - 2];
-  bh = prod(qs) / (tq * qs.back());
-  tk = shapeOf(k)[qs.size() - 2];
-  dv = shapeOf(v).back();
-  maskBytes = 0;
-  if (mask) {
-    ArrayRef<int64_t> ms = shapeOf(mask);
-    bool shared = prod(ms) == tq * tk && ms.size() >= 2 &&
-                  ms[ms.size() - 2] == tq && ms.back() == tk;
-    if (!shared) // expanded per head, in 8-byte words
-      maskBytes = (bh * tq * tk *
-                       elementBytes(getElementTypeOrSelf(mask.getType())) +
-                   7) /
-                  8 * 8;
-  }
+/// Bytes of an attention mask expanded to one matrix per head (8-byte
+/// words), when it is not one [Tq, Tk] matrix shared by all heads. The
+/// kernels' own working rows are too small to count.
+static int64_t expandedMaskBytes(Value q, Value k, Value mask) {
+  if (!mask)
+    return 0;
+  ArrayRef<int64_t> qs = shapeOf(q), ms = shapeOf(mask);
+  int64_t tq = qs[qs.size() - 2], tk = shapeOf(k)[qs.size() - 2];
+  int64_t bh = prod(qs) / (tq * qs.back());
+  bool shared = prod(ms) == tq * tk && ms.size() >= 2 &&
+                ms[ms.size() - 2] == tq && ms.back() == tk;
+  if (shared)
+    return 0;
+  return (bh * tq * tk * elementBytes(getElementTypeOrSelf(mask.getType())) +
+          7) / 8 * 8;
 }
 
 int64_t frenzy::cpuWorkspaceBytes(Operation *op) {
@@ -63,17 +57,9 @@ int64_t frenzy::cpuWorkspaceBytes(Operation *op) {
     auto [n, c] = rows(g.getInput(), g.getAxis());
     return (2 * n + n * c) * f;
   }
-  if (auto a = dyn_cast<AttentionOp>(op)) {
-    int64_t bh, tq, tk, dv, mb;
-    attention(a.getQ(), a.getK(), a.getV(), a.getMask(), bh, tq, tk, dv, mb);
-    return (bh * tq * tk + tq * tk) * f + mb;
-  }
-  if (auto a = dyn_cast<AttentionGradOp>(op)) {
-    int64_t bh, tq, tk, dv, mb;
-    attention(a.getQ(), a.getK(), a.getV(), a.getMask(), bh, tq, tk, dv, mb);
-    return (bh * tq * tk + bh * tq * dv + 2 * tq * tk) * f + mb;
-  }
-  if (auto g = dyn_cast<CrossEntropyGradOp>(op))
-    return prod(shapeOf(g.getLogits())) * f;
-  return 0;
+  if (auto a = dyn_cast<AttentionOp>(op))
+    return expandedMaskBytes(a.getQ(), a.getK(), a.getMask());
+  if (auto a = dyn_cast<AttentionGradOp>(op))
+    return expandedMaskBytes(a.getQ(), a.getK(), a.getMask());
+  return 0; // cross_entropy_grad writes its softmax straight into dlogits
 }
