@@ -204,6 +204,16 @@ void frenzy::addStagePrograms(const PartitionPlan &pp,
   out.set_global_batch(o.globalBatch);
   out.set_predicted_step_seconds(pp.stepSeconds());
   out.clear_devices();
+  // Which instruction produces each tensor, per program (computed once:
+  // a plan has hundreds of stages and a handful of programs).
+  std::vector<std::vector<int>> producers(out.more_programs_size() + 1);
+  for (size_t k = 0; k < producers.size(); ++k) {
+    const plan::Program &prog = *plan::programAt(out, int32_t(k));
+    producers[k].assign(prog.tensors_size(), -1);
+    for (int i = 0; i < prog.instrs_size(); ++i)
+      for (int32_t t : prog.instrs(i).outputs())
+        producers[k][t] = i;
+  }
   int32_t rankId = 0;
   int64_t firstMicroBatch = 0;
   for (size_t p = 0; p < pp.pipelines.size(); ++p) {
@@ -214,11 +224,7 @@ void frenzy::addStagePrograms(const PartitionPlan &pp,
       plan::StageProgram *sp = out.add_stages();
       sp->set_program(programFor(out, st.tp()));
       const plan::Program &prog = *plan::programAt(out, sp->program());
-      // Which instruction produces each tensor.
-      std::vector<int> producer(prog.tensors_size(), -1);
-      for (int i = 0; i < prog.instrs_size(); ++i)
-        for (int32_t t : prog.instrs(i).outputs())
-          producer[t] = i;
+      const std::vector<int> &producer = producers[sp->program()];
       sp->set_pipeline(int32_t(p));
       sp->set_stage(int32_t(s));
       sp->set_first_layer(st.firstLayer);

@@ -49,8 +49,6 @@ constexpr float kSqrt2OverPi = 0.7978845608028654f;
 constexpr float kInvSqrt2 = 0.7071067811865476f;
 constexpr float kInvSqrt2Pi = 0.3989422804014327f;
 
-float sigmoid(float x) { return fastSigmoid(x); }
-
 float applyUnary(UnaryKind k, float x) {
   switch (k) {
   case UnaryKind::Neg: return -x;
@@ -61,11 +59,11 @@ float applyUnary(UnaryKind k, float x) {
   case UnaryKind::Reciprocal: return 1.0f / x;
   case UnaryKind::Tanh: return std::tanh(x);
   case UnaryKind::Erf: return std::erf(x);
-  case UnaryKind::Sigmoid: return sigmoid(x);
+  case UnaryKind::Sigmoid: return fastSigmoid(x);
   case UnaryKind::Relu: return x > 0 ? x : 0.0f;
   case UnaryKind::Sin: return std::sin(x);
   case UnaryKind::Cos: return std::cos(x);
-  case UnaryKind::Silu: return x * sigmoid(x);
+  case UnaryKind::Silu: return x * fastSigmoid(x);
   case UnaryKind::GeluTanh:
     return 0.5f * x *
            (1.0f + fastTanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
@@ -77,7 +75,7 @@ float applyUnary(UnaryKind k, float x) {
 float unaryDerivative(UnaryKind k, float x) {
   switch (k) {
   case UnaryKind::Silu: {
-    float s = sigmoid(x);
+    float s = fastSigmoid(x);
     return s * (1.0f + x * (1.0f - s));
   }
   case UnaryKind::GeluTanh: {

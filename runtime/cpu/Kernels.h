@@ -28,10 +28,6 @@ void layerNormBackward(float *dinp, float *dweight, float *dbias,
                        const float *weight, const float *mean,
                        const float *rstd, int64_t N, int64_t C);
 
-/// GELU, tanh approximation (GPT-2).
-void geluTanhForward(float *out, const float *inp, int64_t n);
-void geluTanhBackward(float *dinp, const float *inp, const float *dout,
-                      int64_t n);
 
 /// out = softmax(in) over one row of n values (in == out allowed); returns
 /// log(sum(exp(in))), the log-partition that cross-entropy needs.

@@ -13,6 +13,7 @@
 
 #include "plan/PlanPrograms.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -114,8 +115,10 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
     std::vector<int32_t> ranks(grp.ranks().begin(), grp.ranks().end());
     if (std::find(ranks.begin(), ranks.end(), me.id()) == ranks.end())
       continue;
-    if (grp.kind() == plan::CommGroup::DP)
+    if (grp.kind() == plan::CommGroup::DP) {
+      checkPieces(grp);
       dpGroups.emplace_back(&grp, comm.group(ranks, g));
+    }
     else if (grp.kind() == plan::CommGroup::TIED)
       tiedGroups.push_back(&grp);
     else if (grp.kind() == plan::CommGroup::TP) {
@@ -128,14 +131,14 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
   ex->context().tpRank = me.tp_rank();
 }
 
-template <typename F>
-void RankRunner::forEachPiece(const plan::CommGroup &g, F f) {
+/// Checks this rank's pieces of a DP group against its gradients, once:
+/// reduceGradients then trusts them every step.
+void RankRunner::checkPieces(const plan::CommGroup &g) const {
   for (const plan::Member &m : g.members()) {
     if (m.rank() != me.id())
       continue;
     for (const plan::Piece &pc : m.pieces()) {
-      auto it = accum.find(pc.tensor());
-      if (it == accum.end())
+      if (std::find(grads.begin(), grads.end(), pc.tensor()) == grads.end())
         throw RuntimeError("plan: DP group piece names tensor " +
                            std::to_string(pc.tensor()) +
                            ", which is not a gradient of rank " +
@@ -147,10 +150,18 @@ void RankRunner::forEachPiece(const plan::CommGroup &g, F f) {
                               pc.index() >= pc.count())))
         throw RuntimeError("plan: malformed DP group piece of tensor " +
                            std::to_string(pc.tensor()) + "; re-run frenzy-opt");
-      int64_t n = t.numel() / pc.count();
-      f(pc, it->second.data(), t, n);
     }
   }
+}
+
+template <typename F>
+void RankRunner::forEachPiece(const plan::CommGroup &g, F f) {
+  for (const plan::Member &m : g.members())
+    if (m.rank() == me.id())
+      for (const plan::Piece &pc : m.pieces()) {
+        const Tensor &t = ex->tensor(pc.tensor());
+        f(pc, accum[pc.tensor()].data(), t, t.numel() / pc.count());
+      }
 }
 
 void RankRunner::setData(const TokenData *tokens) {

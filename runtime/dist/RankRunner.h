@@ -51,6 +51,7 @@ private:
   /// Calls f(piece, accumulator, tensor, piece elements) for each of this
   /// rank's pieces of a DP group, in the group's order.
   template <typename F> void forEachPiece(const plan::CommGroup &g, F f);
+  void checkPieces(const plan::CommGroup &g) const;
   StepResult update();
   void syncParams();
   void beginMicroBatch(int64_t mb);

@@ -91,10 +91,10 @@ TEST(CpuKernels, GeluTanhBackwardMatchesFiniteDifferences) {
   const int64_t n = 32;
   auto x = randomVector(n, 9, 2.0f), r = randomVector(n, 10);
   std::vector<float> dx(n);
-  geluTanhBackward(dx.data(), x.data(), r.data(), n);
+  unaryGradF32(UnaryKind::GeluTanh, dx.data(), r.data(), x.data(), n);
   auto loss = [&](const std::vector<float> &v) {
     std::vector<float> y(n);
-    geluTanhForward(y.data(), v.data(), n);
+    unaryF32(UnaryKind::GeluTanh, y.data(), v.data(), n);
     double s = 0;
     for (int64_t i = 0; i < n; ++i)
       s += double(y[i]) * r[i];
@@ -103,7 +103,7 @@ TEST(CpuKernels, GeluTanhBackwardMatchesFiniteDifferences) {
   EXPECT_LT(relativeError(dx, numericGradient(x, loss, 1e-3f)), 1e-3);
   std::vector<float> y(1);
   float one = 1.0f;
-  geluTanhForward(y.data(), &one, 1);
+  unaryF32(UnaryKind::GeluTanh, y.data(), &one, 1);
   EXPECT_NEAR(y[0], 0.841192f, 1e-5); // torch.nn.functional.gelu(1, 'tanh')
 }
 
