@@ -23,8 +23,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# ccache, when the machine has it, makes rebuilds in fresh clones cheap.
+launcher=()
+if command -v ccache > /dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
 if [ ! -f build/build.ninja ]; then
-  cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release \
+  cmake -G Ninja -B build -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
     -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py
 fi
