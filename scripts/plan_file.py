@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""plan.bin's framing (runtime/plan/PlanFile.h, docs/plan.md) from Python.
+"""plan.bin's framing (proto/plan/PlanFile.h, docs/plan.md) from Python.
 
 usage:
   plan_file.py payload PLAN OUT      write the protobuf bytes (no header) to OUT

@@ -22,7 +22,7 @@ def main():
         import plan_pb2
         plan = plan_pb2.Plan()
         data = open(plan_path, "rb").read()
-        # plan.bin: a 32-byte header (runtime/plan/PlanFile.h), then the plan.
+        # plan.bin: a 32-byte header (proto/plan/PlanFile.h), then the plan.
         if data[:8] != b"FRZPLAN\n":
             sys.exit(f"{plan_path}: not a Frenzy plan")
         plan.ParseFromString(data[32:])
