@@ -33,6 +33,8 @@ namespace {
 constexpr double kEfficiencyFloor = 0.5;
 constexpr double kScarcePenalty = 0.5;
 constexpr double kWastePenalty = 0.05;
+constexpr size_t kLookahead = 16;  // jobs per decision that may wait
+constexpr double kWaitGain = 0.8;  // only when that finishes them 20% sooner
 
 class FrenzyPolicy : public Policy {
 public:
@@ -112,6 +114,39 @@ void FrenzyPolicy::schedule(SimContext &ctx) {
     if (single >= 0 && !several)
       ++onlyOn[single];
   }
+  // When the running jobs' GPUs free up (predicted completions), per type:
+  // lets a job wait for faster GPUs when that finishes it sooner.
+  std::vector<std::pair<double, const JobOption *>> releases;
+  for (int j : ctx.active()) {
+    const SimJob &r = jobs[j];
+    if (r.state == SimJob::State::Running)
+      releases.push_back({std::max(ctx.now, r.pausedUntil) +
+                              r.secondsOn(*r.running),
+                          r.running});
+  }
+  std::sort(releases.begin(), releases.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  auto readyAt = [&](const JobOption &o) {
+    std::vector<int64_t> free(c.types().size());
+    for (size_t t = 0; t < free.size(); ++t)
+      free[t] = c.freeOf(int(t));
+    auto enough = [&] {
+      for (const TypeCount &tc : o.gpus)
+        if (free[tc.type] < tc.count)
+          return false;
+      return true;
+    };
+    if (enough())
+      return ctx.now;
+    for (const auto &[t, ro] : releases) {
+      for (const TypeCount &tc : ro->gpus)
+        free[tc.type] += tc.count;
+      if (enough())
+        return t;
+    }
+    return double(INFINITY);
+  };
+  size_t looked = 0;
   for (size_t k = 0; k < keys.size(); ++k) {
     int64_t free = c.freeGpus();
     if (free == 0)
@@ -119,25 +154,49 @@ void FrenzyPolicy::schedule(SimContext &ctx) {
     int j = std::get<4>(keys[k]);
     SimJob &job = jobs[j];
     int64_t share = std::max<int64_t>(1, free / int64_t(keys.size() - k));
-    double floor = kEfficiencyFloor * bestPerGpu(job);
+    // The efficiency floor is relative to what the free GPUs offer, so a
+    // job that only slow GPUs can take now still scales on them.
+    double perGpu = 0;
+    std::vector<const JobOption *> fitting;
+    for (const JobOption &o : *job.options)
+      if (o.totalGpus() <= free && c.fits(o)) {
+        fitting.push_back(&o);
+        perGpu = std::max(perGpu, 1 / (o.stepSeconds * double(o.totalGpus())));
+      }
     const JobOption *best = nullptr, *smallest = nullptr;
     double bestScore = INFINITY;
-    for (const JobOption &o : *job.options) {
-      if (o.totalGpus() > free || !c.fits(o))
+    for (const JobOption *o : fitting) {
+      if (!smallest || o->totalGpus() < smallest->totalGpus() ||
+          (o->totalGpus() == smallest->totalGpus() &&
+           o->stepSeconds < smallest->stepSeconds))
+        smallest = o;
+      if (o->totalGpus() > share ||
+          1 / (o->stepSeconds * double(o->totalGpus())) <
+              kEfficiencyFloor * perGpu)
         continue;
-      if (!smallest || o.totalGpus() < smallest->totalGpus() ||
-          (o.totalGpus() == smallest->totalGpus() &&
-           o.stepSeconds < smallest->stepSeconds))
-        smallest = &o;
-      if (o.totalGpus() > share ||
-          1 / (o.stepSeconds * double(o.totalGpus())) < floor)
-        continue;
-      double s = score(job, o, c, onlyOn);
+      double s = score(job, *o, c, onlyOn);
       if (s < bestScore)
-        bestScore = s, best = &o;
+        bestScore = s, best = o;
     }
     if (!best)
       best = smallest;
+    // A job that could start now may instead wait for busy GPUs that would
+    // finish it sooner (at most a fair share of the cluster); bounded per
+    // decision so that a long queue stays cheap.
+    if (best && looked++ < kLookahead) {
+      int64_t fair = std::max<int64_t>(
+          1, c.totalGpus() / int64_t(std::max<size_t>(1, ctx.active().size())));
+      double now = best ? ctx.now + score(job, *best, c, onlyOn) : INFINITY;
+      for (const JobOption &o : *job.options) {
+        if (o.totalGpus() > std::max(fair, share) || (best && &o == best))
+          continue;
+        double later = readyAt(o) + score(job, o, c, onlyOn);
+        if (later < kWaitGain * now) {
+          best = nullptr; // wait: a later decision will place it
+          break;
+        }
+      }
+    }
     if (best)
       ctx.start(j, *best, Fit::BestFit);
   }

@@ -72,8 +72,8 @@ template <> struct llvm::yaml::MappingTraits<JobSpec> {
     io.mapOptional("model", model);
     if (model)
       j.model = *model;
-    io.mapOptional("onnx", j.onnx);
-    io.mapOptional("options", j.optionsFile);
+    io.mapOptional("onnx", j.onnx, std::string());
+    io.mapOptional("options", j.optionsFile, std::string());
     io.mapRequired("global_batch", j.globalBatch);
     io.mapRequired("seq", j.seq);
     std::optional<int64_t> steps, tokens;

@@ -8,6 +8,10 @@ std::unique_ptr<Policy> frenzy::sched::makePolicy(llvm::StringRef name,
                                                   bool realloc) {
   if (name == "fifo")
     return makeFifoPolicy();
+  if (name == "gavel")
+    return makeGavelPolicy();
+  if (name == "sia")
+    return makeSiaPolicy();
   if (name == "frenzy")
     return makeFrenzyPolicy(realloc);
   return nullptr;

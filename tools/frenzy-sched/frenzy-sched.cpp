@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
                 "be positive");
   std::vector<std::string> policies;
   if (policyName == "all")
-    policies = {"fifo", "frenzy"}; // gavel and sia: next commit
+    policies = {"fifo", "gavel", "sia", "frenzy"};
   else if (makePolicy(policyName))
     policies = {policyName};
   else
@@ -139,10 +139,6 @@ int main(int argc, char **argv) {
   auto queue = readQueue();
   if (!queue)
     return fail(llvm::toString(queue.takeError()));
-  if (emit == "queue") {
-    writeJobQueue(*queue, llvm::outs());
-    return 0;
-  }
 
   // Options once per model; a job that fits nowhere is rejected here and
   // the rest of the queue goes on.
@@ -178,6 +174,10 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < sim.size(); ++i)
     sim[i].spec = &accepted[i];
+  if (emit == "queue") { // trace jobs' steps are known now
+    writeJobQueue(accepted, llvm::outs());
+    return 0;
+  }
   if (emit == "options") {
     for (const JobSpec &j : accepted) {
       llvm::outs() << "# job " << j.name << "\n";
