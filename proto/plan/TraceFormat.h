@@ -9,8 +9,8 @@
 // communicates. Header-only: the compiler and the runtime share it.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FRENZY_RUNTIME_PLAN_TRACEFORMAT_H
-#define FRENZY_RUNTIME_PLAN_TRACEFORMAT_H
+#ifndef FRENZY_PROTO_PLAN_TRACEFORMAT_H
+#define FRENZY_PROTO_PLAN_TRACEFORMAT_H
 
 #include "plan.pb.h"
 
