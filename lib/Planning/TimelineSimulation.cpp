@@ -11,6 +11,7 @@
 #include "frenzy/Planning/TimelineSimulation.h"
 
 #include "frenzy/Cluster/DeviceProfile.h"
+#include "plan/KernelCost.h"
 #include "plan/PlanPrograms.h"
 
 #include <algorithm>
@@ -36,13 +37,6 @@ struct Op {
   int members = 0;         // Collective: ranks taking part
   std::string waitName;    // Recv/Collective: the wait slice's name
 };
-
-int64_t tensorBytes(const plan::Tensor &t) {
-  int64_t n = 4;
-  for (int64_t d : t.shape())
-    n *= d;
-  return n;
-}
 
 class Simulator {
 public:
@@ -109,14 +103,10 @@ private:
     for (int32_t i : instrs) {
       const plan::Instr &in = prog.instrs(i);
       plan::OpClass c = plan::opClassOf(in.op());
-      double bytes = in.bytes();
-      if (bytes == 0)
-        for (auto *ids : {&in.inputs(), &in.outputs()})
-          for (int32_t id : *ids)
-            bytes += double(tensorBytes(prog.tensors(id)));
+      auto [flops, bytes] = plan::kernelWork(prog, in);
       double s;
       if (c == plan::kCommunication) {
-        double n = in.outputs_size() ? double(tensorBytes(
+        double n = in.outputs_size() ? (plan::tensorBytes(
                                            prog.tensors(in.outputs(0))))
                                      : 0;
         s = p.opOverhead + tp.reduceLatency +
@@ -126,7 +116,7 @@ private:
         s = p.kernelSeconds(c == plan::kMatmul      ? KernelKind::Contraction
                             : c == plan::kAttention ? KernelKind::Attention
                                                     : KernelKind::MemoryBound,
-                            in.flops(), bytes);
+                            flops, bytes);
       }
       cls[c] += s;
     }
@@ -206,11 +196,11 @@ private:
     for (int32_t i : upd)
       if (prog.instrs(i).op() == "adamw_update" ||
           prog.instrs(i).op() == "sgd_update")
-        gradBytes += double(tensorBytes(prog.tensors(prog.instrs(i).inputs(1))));
+        gradBytes += (plan::tensorBytes(prog.tensors(prog.instrs(i).inputs(1))));
     double accumulate = memorySeconds(p, 3 * gradBytes);
     double normBytes = 0;
     for (int32_t t : r.norm_tensors())
-      normBytes += double(tensorBytes(prog.tensors(t)));
+      normBytes += (plan::tensorBytes(prog.tensors(t)));
     double uSec = kernels(prog, upd, p, tpLink, tpSize, uArgs) +
                   memorySeconds(p, normBytes);
     int mbSeen = 0;
@@ -229,7 +219,7 @@ private:
       case plan::Action::SEND:
       case plan::Action::RECV: {
         bool send = a.kind() == plan::Action::SEND;
-        double bytes = double(tensorBytes(prog.tensors(a.tensor())));
+        double bytes = (plan::tensorBytes(prog.tensors(a.tensor())));
         LinkProfile l = linkBetween(r, plan.ranks(a.peer()));
         Op o;
         o.kind = send ? Op::Send : Op::Recv;
@@ -260,7 +250,7 @@ private:
           for (const plan::Member &m : grp.members())
             if (m.rank() == r.id())
               for (const plan::Piece &pc : m.pieces())
-                bytes += double(tensorBytes(prog.tensors(pc.tensor()))) /
+                bytes += (plan::tensorBytes(prog.tensors(pc.tensor()))) /
                          double(std::max(1, pc.count()));
           reduceCopies += memorySeconds(p, 4 * bytes);
           int peer = grp.ranks(0) == r.id() ? grp.ranks(1) : grp.ranks(0);
@@ -307,7 +297,7 @@ private:
             continue;
           double bytes = 0;
           for (int32_t t : g.tensors())
-            bytes += double(tensorBytes(prog.tensors(t)));
+            bytes += (plan::tensorBytes(prog.tensors(t)));
           int owner = g.ranks(0);
           for (int k = 1; k < g.ranks_size(); ++k) {
             int to = g.ranks(k);
