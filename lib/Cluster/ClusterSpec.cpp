@@ -7,9 +7,12 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Cluster/ClusterSpec.h"
 
+#include "frenzy/Cluster/DeviceProfile.h"
+
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/YAMLTraits.h"
 
@@ -135,13 +138,24 @@ template <> struct llvm::yaml::MappingTraits<ClusterNetwork> {
 template <> struct llvm::yaml::MappingTraits<GpuType> {
   static void mapping(IO &io, GpuType &g) {
     io.mapRequired("name", g.name);
+    // A catalogue type named only to give it a profile keeps its figures.
+    const GpuType *known = findGpuType(g.name);
+    if (known) {
+      std::string name = g.name;
+      g = *known;
+      g.name = name;
+    }
     // Bounded so that bytes stay far inside int64 (1 PiB per GPU).
     double gib = double(g.memoryBytes) / double(1ll << 30);
-    mapNumber(io, "memory_gib", gib, double(1 << 20), std::nullopt);
+    auto fallback = [&](double v) {
+      return known ? std::optional<double>(v) : std::nullopt;
+    };
+    mapNumber(io, "memory_gib", gib, double(1 << 20), fallback(gib));
     g.memoryBytes = int64_t(gib * double(1ll << 30));
-    mapNumber(io, "tflops", g.tensorTflops, 1e6, std::nullopt);
-    mapNumber(io, "bandwidth_gbs", g.memoryGBs, 1e6, std::nullopt);
-    io.mapOptional("bf16", g.bf16, true);
+    mapNumber(io, "tflops", g.tensorTflops, 1e6, fallback(g.tensorTflops));
+    mapNumber(io, "bandwidth_gbs", g.memoryGBs, 1e6, fallback(g.memoryGBs));
+    io.mapOptional("bf16", g.bf16, known ? known->bf16 : true);
+    io.mapOptional("profile", g.profilePath);
     g.source = "cluster file";
   }
   static std::string validate(IO &, GpuType &g) {
@@ -236,5 +250,22 @@ llvm::Expected<ClusterSpec> frenzy::readClusterFile(llvm::StringRef path) {
         in.error(), "%s",
         diag.empty() ? (path + ": invalid cluster file").str().c_str()
                      : diag.c_str());
+  // Profiles are named relative to the cluster file.
+  for (GpuType &g : spec.gpuTypes) {
+    if (g.profilePath.empty())
+      continue;
+    llvm::SmallString<256> file(g.profilePath);
+    if (llvm::sys::path::is_relative(file)) {
+      file = llvm::sys::path::parent_path(path);
+      llvm::sys::path::append(file, g.profilePath);
+    }
+    auto profile = readDeviceProfile(file.str().str(), g.name);
+    if (!profile)
+      return llvm::createStringError(
+          std::errc::invalid_argument, "%s: GPU type '%s': %s",
+          path.str().c_str(), g.name.c_str(),
+          llvm::toString(profile.takeError()).c_str());
+    g.profile = std::make_shared<DeviceProfile>(std::move(*profile));
+  }
   return spec;
 }

@@ -8,11 +8,14 @@
 //     first), then the least GPU-seconds of work (shortest job first: the
 //     order that minimises average JCT on one machine).
 //  2. Each takes, among the options that fit the free GPUs now, the one
-//     that finishes it soonest within a fair share (free GPUs / jobs still
-//     to place) and an efficiency floor (no option whose throughput per GPU
-//     is under half the job's best: extra GPUs that barely help are better
-//     left to the next job). Mixed-type options let a job use leftovers of
-//     two types.
+//     that finishes it soonest above an efficiency floor (throughput per
+//     GPU at least 70% of the best the free GPUs offer it: extra GPUs that
+//     barely help are better left to the next job in line). Shortest-first
+//     with efficient sizes is the multi-GPU form of SRPT; an earlier
+//     version capped each job at free GPUs / waiting jobs, which starved a
+//     1,000-job queue into 2-GPU slivers. Mixed-type options let a job use
+//     leftovers of two types. A job may instead wait for busy GPUs (their
+//     jobs' predicted completions) when that finishes it 20% sooner.
 //  3. Memory awareness: a type that some waiting job can run on alone is
 //     charged extra when a job that fits elsewhere would take it, and GPUs
 //     whose memory the job would leave mostly empty cost a little more.
@@ -33,7 +36,7 @@ using namespace frenzy::sched;
 
 namespace {
 
-constexpr double kEfficiencyFloor = 0.5;
+constexpr double kEfficiencyFloor = 0.7;
 constexpr double kScarcePenalty = 0.5;
 constexpr double kWastePenalty = 0.05;
 constexpr double kShrinkGuard = 10;   // x restart cost: min run between moves
@@ -172,7 +175,6 @@ size_t FrenzyPolicy::place(SimContext &ctx) {
       break;
     int j = std::get<4>(keys[k]);
     SimJob &job = jobs[j];
-    int64_t share = std::max<int64_t>(1, free / int64_t(keys.size() - k));
     // The efficiency floor is relative to what the free GPUs offer, so a
     // job that only slow GPUs can take now still scales on them.
     double perGpu = 0;
@@ -189,9 +191,8 @@ size_t FrenzyPolicy::place(SimContext &ctx) {
           (o->totalGpus() == smallest->totalGpus() &&
            o->stepSeconds < smallest->stepSeconds))
         smallest = o;
-      if (o->totalGpus() > share ||
-          1 / (o->stepSeconds * double(o->totalGpus())) <
-              kEfficiencyFloor * perGpu)
+      if (1 / (o->stepSeconds * double(o->totalGpus())) <
+          kEfficiencyFloor * perGpu)
         continue;
       double s = score(job, *o, c, onlyOn);
       if (s < bestScore)
@@ -200,14 +201,13 @@ size_t FrenzyPolicy::place(SimContext &ctx) {
     if (!best)
       best = smallest;
     // A job that could start now may instead wait for busy GPUs that would
-    // finish it sooner (at most a fair share of the cluster); bounded per
-    // decision so that a long queue stays cheap.
+    // finish it sooner (options above the efficiency floor only); bounded
+    // per decision so that a long queue stays cheap.
     if (best && looked++ < kLookahead) {
-      int64_t fair = std::max<int64_t>(
-          1, c.totalGpus() / int64_t(std::max<size_t>(1, ctx.active().size())));
-      double now = best ? ctx.now + score(job, *best, c, onlyOn) : INFINITY;
+      double floor = kEfficiencyFloor * bestPerGpu(job);
+      double now = ctx.now + score(job, *best, c, onlyOn);
       for (const JobOption &o : *job.options) {
-        if (o.totalGpus() > std::max(fair, share) || (best && &o == best))
+        if (&o == best || 1 / (o.stepSeconds * double(o.totalGpus())) < floor)
           continue;
         double later = readyAt(o) + score(job, o, c, onlyOn);
         if (later < kWaitGain * now) {
