@@ -27,6 +27,7 @@ struct ProfileFile {
   int version = 0;
   std::string gpuType, device, measured;
   double opOverheadUs = 0, copyGBs = 0;
+  int cores = 0;
   struct Point {
     double size = 0, rate = 0;
   };
@@ -98,6 +99,7 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile> {
     io.mapRequired("memory_gbs", f.memory);
     io.mapRequired("links", f.links);
     io.mapOptional("kernel_gbs", f.kernels);
+    io.mapOptional("cores", f.cores, 0);
   }
   static std::string validate(IO &, ProfileFile &f) {
     if (f.matmul.empty() || f.attention.empty() || f.memory.empty())
@@ -223,6 +225,7 @@ frenzy::readDeviceProfile(const std::string &path, const std::string &gpuType) {
                        l.reduceLatencyUs * 1e-6, l.reduceGBs * 1e9};
   for (const ProfileFile::Kernel &k : f.kernels)
     p.kernelRates[k.op] = k.rate * 1e9;
+  p.cores = std::max(0, f.cores);
   p.calibrated = true;
   return p;
 }

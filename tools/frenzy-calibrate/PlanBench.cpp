@@ -11,22 +11,18 @@
 #include "KernelBench.h"
 
 #include "Executor.h"
+#include "PlanLoader.h"
 #include "plan/KernelCost.h"
 #include "plan/TraceFormat.h"
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <map>
 
 namespace frenzy::calibrate {
 
 void measurePlan(const std::string &planPath, int steps, KernelProfile &p) {
-  std::ifstream in(planPath, std::ios::binary);
-  plan::Plan pl;
-  if (!in || !pl.ParseFromIstream(&in))
-    throw rt::RuntimeError(planPath + ": cannot read the plan (make one with "
-                                      "frenzy-opt --cluster=cpu-1.yaml -o)");
+  plan::Plan pl = rt::loadPlanFile(planPath);
   if (pl.ranks_size() > 1)
     throw rt::RuntimeError(planPath + ": a plan of " +
                            std::to_string(pl.ranks_size()) +

@@ -201,6 +201,9 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
   std::snprintf(buf, sizeof(buf), "op_overhead_us: %.3f\ncopy_gbs: %.2f\n",
                 k.opOverheadSeconds * 1e6, k.copyBytesPerSecond / 1e9);
   y << buf;
+  // CPU ranks share these cores (GPU types: omit it).
+  std::snprintf(buf, sizeof(buf), "cores: %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+  y << buf;
   auto points = [&](const char *key, const std::vector<Point> &pts,
                     double unit) {
     y << key << ":\n";

@@ -52,6 +52,9 @@ struct DeviceProfile {
   /// reference step (frenzy-calibrate --plan); others use `memory`.
   std::map<std::string, double> kernelRates;
   bool calibrated = false;       // false: datasheet defaults
+  /// CPU ranks share the machine's cores: more ranks on a node than cores
+  /// run (and spin in MPI waits) in turns. 0: one device per rank (GPUs).
+  int cores = 0;
 
   /// Seconds of one kernel doing `flops` and moving `bytes`.
   double kernelSeconds(KernelKind kind, double flops, double bytes) const;
