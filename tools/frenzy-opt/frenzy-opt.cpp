@@ -335,11 +335,11 @@ static int writePlan(ModuleOp module, llvm::StringRef input,
     if (failed(frenzy::lowerProgram(*m, *plan.add_more_programs())))
       return 1;
   if (partition)
-    frenzy::addStagePrograms(*partition, cluster, *po,
-                             scheduleKind == "gpipe"
-                                 ? frenzy::PipelineSchedule::GPipe
-                                 : frenzy::PipelineSchedule::OneFOneB,
-                             plan);
+    frenzy::addStagePrograms(
+        *partition, cluster, *po,
+        frenzy::scheduleOrders(*partition,
+                               *frenzy::parseScheduleName(scheduleKind)),
+        plan);
   if (emitKind == "trace")
     return writePredictedTrace(plan, cluster, output);
   if (llvm::Error e = frenzy::writePlanFile(plan, output)) {
