@@ -7,7 +7,11 @@ and prints, per rank, the step time, busy time (compute and transfers) and
 idle time (waits and gaps) of both, and per op class (matmul, attention,
 elementwise, communication, optimizer, and 'runtime' for the runtime's own
 work between kernels) the measured/predicted ratio. Measured figures are
-medians over the traced steps after the first --skip ones (warm-up).
+medians over the traced steps after the first --skip ones (warm-up). The
+measured step is also given on the CPU (the process's CPU time in the step,
+the slowest rank's): on a machine shared with other work, what the step
+would take if no other process took the CPU (an MPI rank's waits spin, so
+they count).
 
 usage: trace_compare.py PREDICTED.json MEASURED.json [--skip=N] [--json]
 """
@@ -60,7 +64,8 @@ def steps_of(events, ranks, skip):
                     cls[c] += v
                     inside += v
                 cls["runtime"] += max(0.0, e["dur"] - inside)
-            out[r].append((s["dur"], busy, cls))
+            out[r].append((s["dur"], busy, cls,
+                           s.get("args", {}).get("cpu_us", s["dur"])))
     return out
 
 
@@ -93,9 +98,13 @@ def main():
     step_meas = statistics.median(
         max(meas[r][k][0] for r in range(mranks)) for k in range(nsteps))
     step_pred = max(pred[r][0][0] for r in range(pranks))
+    step_cpu = statistics.median(
+        max(meas[r][k][3] for r in range(mranks)) for k in range(nsteps))
     result = {"ranks": [], "classes": {}, "step_predicted_ms": step_pred / 1e3,
               "step_measured_ms": step_meas / 1e3,
               "step_error": step_pred / step_meas - 1,
+              "step_cpu_ms": step_cpu / 1e3,
+              "cpu_error": step_pred / step_cpu - 1,
               "steps_measured": nsteps}
     for r in range(pranks):
         p = pred[r][0]
@@ -118,8 +127,9 @@ def main():
         print(json.dumps(result))
         return
     print("step: predicted %.2f ms, measured %.2f ms (median of %d steps): "
-          "%+.1f%%" % (step_pred / 1e3, step_meas / 1e3, nsteps,
-                       100 * result["step_error"]))
+          "%+.1f%%; on the CPU %.2f ms: %+.1f%%" %
+          (step_pred / 1e3, step_meas / 1e3, nsteps, 100 * result["step_error"],
+           step_cpu / 1e3, 100 * result["cpu_error"]))
     print("%-5s %11s %11s %11s %11s %11s %11s %9s" %
           ("rank", "step pred", "step meas", "busy pred", "busy meas",
            "idle pred", "idle meas", "idle diff"))

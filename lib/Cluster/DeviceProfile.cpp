@@ -36,6 +36,11 @@ struct ProfileFile {
     double latencyUs = 0, gbs = 0, reduceLatencyUs = 0, reduceGBs = 0;
   };
   std::vector<Link> links;
+  struct Kernel {
+    std::string op;
+    double rate = 0;
+  };
+  std::vector<Kernel> kernels;
 };
 
 } // namespace
@@ -69,6 +74,17 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile::Link> {
 };
 LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Link)
 
+template <> struct llvm::yaml::MappingTraits<ProfileFile::Kernel> {
+  static void mapping(IO &io, ProfileFile::Kernel &k) {
+    io.mapRequired("op", k.op);
+    io.mapRequired("rate", k.rate);
+  }
+  static std::string validate(IO &, ProfileFile::Kernel &k) {
+    return k.rate > 0 ? "" : "kernel '" + k.op + "': rate must be positive";
+  }
+};
+LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Kernel)
+
 template <> struct llvm::yaml::MappingTraits<ProfileFile> {
   static void mapping(IO &io, ProfileFile &f) {
     io.mapRequired("frenzy_profile", f.version);
@@ -81,6 +97,7 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile> {
     io.mapRequired("attention_gflops", f.attention);
     io.mapRequired("memory_gbs", f.memory);
     io.mapRequired("links", f.links);
+    io.mapOptional("kernel_gbs", f.kernels);
   }
   static std::string validate(IO &, ProfileFile &f) {
     if (f.matmul.empty() || f.attention.empty() || f.memory.empty())
@@ -117,6 +134,14 @@ double DeviceProfile::kernelSeconds(KernelKind kind, double flops,
       kind == KernelKind::Attention ? attention : matmul;
   double compute = flops > 0 ? flops / interpolate(pts, flops) : 0;
   return s + std::max(compute, mem);
+}
+
+double DeviceProfile::kernelSeconds(const std::string &op, KernelKind kind,
+                                    double flops, double bytes) const {
+  auto it = kernelRates.find(op);
+  if (kind != KernelKind::MemoryBound || it == kernelRates.end())
+    return kernelSeconds(kind, flops, bytes);
+  return opOverhead + bytes / it->second;
 }
 
 const LinkProfile *DeviceProfile::link(const std::string &kind) const {
@@ -196,6 +221,8 @@ frenzy::readDeviceProfile(const std::string &path, const std::string &gpuType) {
   for (const ProfileFile::Link &l : f.links)
     p.links[l.kind] = {l.latencyUs * 1e-6, l.gbs * 1e9,
                        l.reduceLatencyUs * 1e-6, l.reduceGBs * 1e9};
+  for (const ProfileFile::Kernel &k : f.kernels)
+    p.kernelRates[k.op] = k.rate * 1e9;
   p.calibrated = true;
   return p;
 }

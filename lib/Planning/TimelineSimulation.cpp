@@ -113,7 +113,8 @@ private:
             2.0 * double(tpSize - 1) / double(std::max<int64_t>(tpSize, 1)) *
                 n / tp.reduceBandwidth;
       } else {
-        s = p.kernelSeconds(c == plan::kMatmul      ? KernelKind::Contraction
+        s = p.kernelSeconds(in.op(),
+                            c == plan::kMatmul      ? KernelKind::Contraction
                             : c == plan::kAttention ? KernelKind::Attention
                                                     : KernelKind::MemoryBound,
                             flops, bytes);

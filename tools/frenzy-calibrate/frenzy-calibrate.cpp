@@ -37,14 +37,16 @@ using namespace frenzy::calibrate;
 namespace {
 
 const char *kUsage =
-    "usage: frenzy-calibrate -o PROFILE.yaml [--gpu-type=NAME] [--quick] "
-    "[--force]\n"
+    "usage: frenzy-calibrate -o PROFILE.yaml [--gpu-type=NAME] "
+    "[--plan=REF.bin] [--quick] [--force]\n"
     "Measures this device (one CPU thread for the CPU backend) and two MPI "
     "ranks on this machine, and writes a device profile for a cluster file's "
-    "GPU type (profile: PROFILE.yaml).\n";
+    "GPU type (profile: PROFILE.yaml). With --plan (a one-rank plan), the "
+    "contraction rates and a rate per kernel kind come from timing its step "
+    "instruction by instruction.\n";
 
 struct Options {
-  std::string out, gpuType = "cpu", linksOut;
+  std::string out, gpuType = "cpu", linksOut, plan;
   bool quick = false, force = false;
 };
 
@@ -214,6 +216,15 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
   points("matmul_gflops", k.matmul, 1e9);
   points("attention_gflops", k.attention, 1e9);
   points("memory_gbs", k.memory, 1e9);
+  if (!k.opRates.empty()) {
+    y << "kernel_gbs:   # memory-bound kernels inside the step of "
+      << k.reference << "\n";
+    for (auto &[op, rate] : k.opRates) {
+      std::snprintf(buf, sizeof(buf), "  - { op: %s, rate: %.3f }\n",
+                    op.c_str(), rate / 1e9);
+      y << buf;
+    }
+  }
   std::snprintf(buf, sizeof(buf),
                 "links:   # two MPI ranks of this machine (shared memory)\n"
                 "  - { kind: shm, latency_us: %.3f, bandwidth_gbs: %.3f, "
@@ -239,6 +250,8 @@ Options parse(int argc, char **argv) {
       o.gpuType = a.substr(11);
     else if (a.rfind("--links-only=", 0) == 0)
       o.linksOut = a.substr(13);
+    else if (a.rfind("--plan=", 0) == 0)
+      o.plan = a.substr(7);
     else if (a == "--quick")
       o.quick = true;
     else if (a == "--force")
@@ -279,6 +292,11 @@ int main(int argc, char **argv) {
     std::printf("frenzy-calibrate: measuring kernels (%s)\n", cpuName().c_str());
     std::fflush(stdout);
     KernelProfile k = measureKernels(o.quick);
+    if (!o.plan.empty()) {
+      std::printf("frenzy-calibrate: timing the step of %s\n", o.plan.c_str());
+      std::fflush(stdout);
+      measurePlan(o.plan, o.quick ? 3 : 10, k);
+    }
     std::printf("frenzy-calibrate: measuring 2-rank MPI links\n");
     std::fflush(stdout);
     Link l;

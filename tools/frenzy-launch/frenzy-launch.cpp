@@ -140,7 +140,7 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
       tokens.fill(*data, step, tokens.rows(), 0);
     auto t0 = std::chrono::steady_clock::now();
     if (trace) {
-      double stepStart = trace->now();
+      double stepStart = trace->now(), cpuStart = Trace::cpuNow();
       ex.beginStep(step, o.seed);
       for (const Phase &ph : phases) {
         double start = trace->now();
@@ -149,7 +149,8 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
                      trace->takeClassArgs());
       }
       trace->slice(plan::kComputeThread, "step", "step", stepStart,
-                   {{"step", double(step)}});
+                   {{"step", double(step)},
+                    {"cpu_us", Trace::cpuNow() - cpuStart}});
     } else {
       ex.runStep(step, o.seed);
     }
