@@ -6,7 +6,7 @@ the README's lab plan on examples/lab-mixed.yaml), then makes variants of
 each by changing 1-4 bytes (XOR with a random non-zero value) at positions
 spread over the whole file: every header byte, and first positions
 stratified over the file's length so the payload is covered evenly. Each
-variant runs `frenzy-launch PLAN --steps=1` under a timeout and is
+variant runs `frenzy-launch PLAN --steps=2` under a timeout and is
 classified:
 
   refused   non-zero exit, one line on stderr "frenzy-launch: error: ..."
@@ -52,7 +52,9 @@ LOSS = re.compile(r"loss (\S+)")
 
 def run(launch, plan, tokens, timeout):
     """(kind, stderr first line, loss or None)."""
-    cmd = [launch, plan, "--steps=1", f"--data={tokens}"]
+    # Two steps: step 1's loss comes before any update, step 2's shows what
+    # the update did (a changed optimizer setting).
+    cmd = [launch, plan, "--steps=2", f"--data={tokens}"]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                            errors="replace", start_new_session=True)
@@ -64,8 +66,7 @@ def run(launch, plan, tokens, timeout):
     if p.returncode < 0 or p.returncode >= 128 or SANITIZER.search(both):
         return "crashed", (err or [both[-200:]])[0], None
     if p.returncode == 0:
-        m = LOSS.search(p.stdout)
-        return "ran", "", m.group(1) if m else None
+        return "ran", "", " ".join(LOSS.findall(p.stdout)) or None
     if len(err) == 1 and err[0].startswith("frenzy-launch: error: "):
         return "refused", err[0], None
     # A rank that fails at run time prints its one line and aborts the job;
@@ -159,6 +160,7 @@ def main():
     per_plan = args.variants // len(chosen)
     table = collections.OrderedDict()
     who = collections.Counter()
+    examples = {}
     harmless = collections.Counter()
     findings = []
     started = time.time()
@@ -187,10 +189,12 @@ def main():
             counts[kind] += 1
             if kind == "refused":
                 who[refuser(line)] += 1
+                examples.setdefault(refuser(line), line)
             elif kind == "ran" and args.resign:
-                same = "same loss" if loss == base_loss else "different loss"
-                for f in field_diff(pb, data[plan_file.HEADER:], variant[plan_file.HEADER:]):
-                    harmless[(re.sub(r"\[\]", "", f), same)] += 1
+                same = "same losses" if loss == base_loss else "different losses"
+                fields = field_diff(pb, data[plan_file.HEADER:], variant[plan_file.HEADER:])
+                harmless[(" + ".join(sorted({re.sub(r"\[\]", "", f) for f in fields})),
+                          same)] += 1
             elif kind in ("crashed", "hung"):
                 findings.append((name, i, positions, kind, line))
                 if args.keep:
@@ -212,6 +216,8 @@ def main():
     print(f"{'total':<10} {'':>6} {total['variants']:>8} {total['refused']:>8} {total['ran']:>5} "
           f"{total['crashed']:>7} {total['hung']:>5}")
     print("refused by: " + ", ".join(f"{k} {v}" for k, v in who.most_common()))
+    for k, line in examples.items():
+        print(f"  e.g. {k}: {re.sub(r'/[^ :]*/', '', line)[:230]}")
     if args.resign and harmless:
         print("ran to the end (changed field, outcome): variants")
         for (f, same), v in sorted(harmless.items(), key=lambda kv: -kv[1]):
