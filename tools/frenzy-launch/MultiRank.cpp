@@ -271,8 +271,8 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
     std::fprintf(stderr,
                  "frenzy-launch: rank %d (pipeline %d, stage %d, %s): error: "
                  "%s; ending all ranks\n",
-                 comm.rank(), r.pipeline(), r.stage(), r.node().c_str(),
-                 e.what());
+                 comm.rank(), r.pipeline(), r.stage(),
+                 printable(r.node()).c_str(), printable(e.what()).c_str());
     std::fflush(stderr);
     comm.abort(1);
   }

@@ -205,11 +205,13 @@ int main(int argc, char **argv) {
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "frenzy-launch: error: %s\n", e.what());
+    std::fprintf(stderr, "frenzy-launch: error: %s\n",
+                 printable(e.what()).c_str());
     return 1;
   } catch (const std::exception &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "frenzy-launch: error: %s\n", e.what());
+    std::fprintf(stderr, "frenzy-launch: error: %s\n",
+                 printable(e.what()).c_str());
     return 1;
   }
 }

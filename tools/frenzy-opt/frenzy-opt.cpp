@@ -6,6 +6,7 @@
 // any passes given on the command line, and emits what --emit asks for.
 //
 //===----------------------------------------------------------------------===//
+#include "JobOptions.h"
 #include "frenzy/Analysis/Summary/ModelSummary.h"
 #include "frenzy/Cluster/ClusterSpec.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
@@ -54,7 +55,8 @@ static cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to print for a model: mlir, summary, or with "
                       "--cluster report (the partition plan), json, or "
-                      "trace (the plan's predicted timeline, Chrome JSON)"),
+                      "trace (the plan's predicted timeline, Chrome JSON), "
+                      "job-options (frenzy-sched's option table)"),
              cl::init("mlir"), cl::cat(frenzyCategory));
 static cl::opt<bool>
     noDefaultPipeline("no-default-pipeline",
@@ -418,8 +420,9 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   bool emitPlan = planning && !predictResources &&
                   (emitKind.getNumOccurrences() == 0 || reportAndPlan ||
                    emitTrace);
-  bool partitioning =
-      (emitKind == "report" || emitKind == "json") && !reportAndPlan;
+  bool partitioning = (emitKind == "report" || emitKind == "json" ||
+                       emitKind == "job-options") &&
+                      !reportAndPlan;
   if (predictResources && !planning) {
     llvm::errs() << "frenzy-opt: error: --predict-resources needs "
                     "--cluster=C.yaml\n";
@@ -434,7 +437,7 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   if (emitKind != "mlir" && emitKind != "summary" && !partitioning &&
       !reportAndPlan && !emitTrace) {
     llvm::errs() << "frenzy-opt: error: --emit must be mlir, summary, report, "
-                    "json or trace, got '"
+                    "json, trace or job-options, got '"
                  << emitKind << "'\n";
     return 1;
   }
@@ -558,6 +561,11 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   }
   if (predictResources)
     return predict(*module, *cluster, input);
+  if (partitioning && emitKind == "job-options") {
+    auto po = partitionOptions();
+    return po ? frenzy::writeJobOptions(*module, *cluster, *po, input, output)
+              : 1;
+  }
   if (partitioning)
     return emitPartition(*module, *cluster);
   if (emitPlan)
