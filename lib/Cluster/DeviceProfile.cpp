@@ -39,7 +39,7 @@ struct ProfileFile {
   std::vector<Link> links;
   struct Kernel {
     std::string op;
-    double rate = 0;
+    double size = 1, rate = 0;
   };
   std::vector<Kernel> kernels;
 };
@@ -78,10 +78,13 @@ LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Link)
 template <> struct llvm::yaml::MappingTraits<ProfileFile::Kernel> {
   static void mapping(IO &io, ProfileFile::Kernel &k) {
     io.mapRequired("op", k.op);
+    io.mapOptional("size", k.size, 1.0);
     io.mapRequired("rate", k.rate);
   }
   static std::string validate(IO &, ProfileFile::Kernel &k) {
-    return k.rate > 0 ? "" : "kernel '" + k.op + "': rate must be positive";
+    return k.rate > 0 && k.size > 0
+               ? ""
+               : "kernel '" + k.op + "': size and rate must be positive";
   }
 };
 LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Kernel)
@@ -143,7 +146,7 @@ double DeviceProfile::kernelSeconds(const std::string &op, KernelKind kind,
   auto it = kernelRates.find(op);
   if (kind != KernelKind::MemoryBound || it == kernelRates.end())
     return kernelSeconds(kind, flops, bytes);
-  return opOverhead + bytes / it->second;
+  return opOverhead + bytes / interpolate(it->second, bytes);
 }
 
 const LinkProfile *DeviceProfile::link(const std::string &kind) const {
@@ -224,7 +227,11 @@ frenzy::readDeviceProfile(const std::string &path, const std::string &gpuType) {
     p.links[l.kind] = {l.latencyUs * 1e-6, l.gbs * 1e9,
                        l.reduceLatencyUs * 1e-6, l.reduceGBs * 1e9};
   for (const ProfileFile::Kernel &k : f.kernels)
-    p.kernelRates[k.op] = k.rate * 1e9;
+    p.kernelRates[k.op].push_back({k.size, k.rate * 1e9});
+  for (auto &[op, pts] : p.kernelRates)
+    std::sort(pts.begin(), pts.end(), [](const RatePoint &a, const RatePoint &b) {
+      return a.size < b.size;
+    });
   p.cores = std::max(0, f.cores);
   p.calibrated = true;
   return p;

@@ -25,8 +25,8 @@ struct KernelProfile {
   double opOverheadSeconds = 0, copyBytesPerSecond = 0;
   /// Bytes per second of each memory-bound kernel by plan op name, as
   /// measured inside a reference step (measurePlan); empty without one.
-  std::vector<std::pair<std::string, double>> opRates;
-  std::string reference; // the reference plan, when one was measured
+  std::vector<std::pair<std::string, Point>> opRates;
+  std::string reference; // the reference plans, when measured
 };
 
 /// `quick`: fewer rounds and sizes (a test, not a profile).
@@ -35,7 +35,8 @@ KernelProfile measureKernels(bool quick);
 /// Times every instruction of a one-rank plan's step (median over `steps`
 /// steps after one warm-up) and replaces the contraction and attention
 /// tables with the rates of its calls (in the caches and layouts of a real
-/// step, not of a loop over one kernel), and fills opRates.
+/// step, not of a loop over one kernel), and adds to opRates. Several
+/// plans (micro-batch sizes) give several sizes per kernel.
 void measurePlan(const std::string &planPath, int steps, KernelProfile &p);
 
 } // namespace frenzy::calibrate

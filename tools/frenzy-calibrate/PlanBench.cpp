@@ -16,6 +16,7 @@
 #include "plan/TraceFormat.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <map>
 
@@ -47,7 +48,7 @@ void measurePlan(const std::string &planPath, int steps, KernelProfile &p) {
   // Contractions and attention: one point per distinct size (median over
   // the calls of that size); memory-bound kernels: bytes over time per op.
   std::map<std::pair<int, double>, std::vector<double>> bySize; // (class, flops)
-  std::map<std::string, std::pair<double, double>> byOp;       // bytes, seconds
+  std::map<std::string, std::array<double, 3>> byOp; // bytes, seconds, calls
   for (int32_t i = 0; i < n; ++i) {
     const plan::Instr &ins = prog.instrs(i);
     std::vector<double> &t = times[i];
@@ -58,22 +59,25 @@ void measurePlan(const std::string &planPath, int steps, KernelProfile &p) {
     if ((c == plan::kMatmul || c == plan::kAttention) && flops > 0) {
       bySize[{int(c), flops}].push_back(flops / sec);
     } else if (bytes > 0) {
-      auto &[b, s] = byOp[ins.op()];
+      auto &[b, s, calls] = byOp[ins.op()];
       b += bytes;
       s += std::max(sec - p.opOverheadSeconds, 1e-9);
+      calls += 1;
     }
   }
-  p.matmul.clear();
-  p.attention.clear();
+  if (p.reference.empty()) { // the first plan replaces the synthetic tables
+    p.matmul.clear();
+    p.attention.clear();
+  }
   for (auto &[key, rates] : bySize) {
     std::sort(rates.begin(), rates.end());
     (key.first == plan::kMatmul ? p.matmul : p.attention)
         .push_back({key.second, rates[rates.size() / 2],
                     std::to_string(rates.size()) + " call(s) in the step"});
   }
-  for (auto &[op, bs] : byOp)
-    p.opRates.push_back({op, bs.first / bs.second});
-  p.reference = planPath;
+  for (auto &[op, bsc] : byOp)
+    p.opRates.push_back({op, {bsc[0] / bsc[2], bsc[0] / bsc[1], planPath}});
+  p.reference += (p.reference.empty() ? "" : ", ") + planPath;
 }
 
 } // namespace frenzy::calibrate

@@ -38,15 +38,16 @@ namespace {
 
 const char *kUsage =
     "usage: frenzy-calibrate -o PROFILE.yaml [--gpu-type=NAME] "
-    "[--plan=REF.bin] [--quick] [--force]\n"
+    "[--plan=REF.bin]... [--quick] [--force]\n"
     "Measures this device (one CPU thread for the CPU backend) and two MPI "
     "ranks on this machine, and writes a device profile for a cluster file's "
-    "GPU type (profile: PROFILE.yaml). With --plan (a one-rank plan), the "
-    "contraction rates and a rate per kernel kind come from timing its step "
-    "instruction by instruction.\n";
+    "GPU type (profile: PROFILE.yaml). With --plan (one-rank plans, e.g. of "
+    "two micro-batch sizes), the contraction rates and a rate per kernel kind "
+    "and size come from timing their steps instruction by instruction.\n";
 
 struct Options {
-  std::string out, gpuType = "cpu", linksOut, plan;
+  std::string out, gpuType = "cpu", linksOut;
+  std::vector<std::string> plans;
   bool quick = false, force = false;
 };
 
@@ -222,9 +223,15 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
   if (!k.opRates.empty()) {
     y << "kernel_gbs:   # memory-bound kernels inside the step of "
       << k.reference << "\n";
-    for (auto &[op, rate] : k.opRates) {
-      std::snprintf(buf, sizeof(buf), "  - { op: %s, rate: %.3f }\n",
-                    op.c_str(), rate / 1e9);
+    std::vector<std::pair<std::string, Point>> rates = k.opRates;
+    std::sort(rates.begin(), rates.end(), [](const auto &a, const auto &b) {
+      return a.first != b.first ? a.first < b.first
+                                : a.second.size < b.second.size;
+    });
+    for (auto &[op, pt] : rates) {
+      std::snprintf(buf, sizeof(buf),
+                    "  - { op: %s, size: %.6g, rate: %.3f }\n", op.c_str(),
+                    pt.size, pt.rate / 1e9);
       y << buf;
     }
   }
@@ -254,7 +261,7 @@ Options parse(int argc, char **argv) {
     else if (a.rfind("--links-only=", 0) == 0)
       o.linksOut = a.substr(13);
     else if (a.rfind("--plan=", 0) == 0)
-      o.plan = a.substr(7);
+      o.plans.push_back(a.substr(7));
     else if (a == "--quick")
       o.quick = true;
     else if (a == "--force")
@@ -295,10 +302,10 @@ int main(int argc, char **argv) {
     std::printf("frenzy-calibrate: measuring kernels (%s)\n", cpuName().c_str());
     std::fflush(stdout);
     KernelProfile k = measureKernels(o.quick);
-    if (!o.plan.empty()) {
-      std::printf("frenzy-calibrate: timing the step of %s\n", o.plan.c_str());
+    for (const std::string &plan : o.plans) {
+      std::printf("frenzy-calibrate: timing the step of %s\n", plan.c_str());
       std::fflush(stdout);
-      measurePlan(o.plan, o.quick ? 3 : 10, k);
+      measurePlan(plan, o.quick ? 3 : 10, k);
     }
     std::printf("frenzy-calibrate: measuring 2-rank MPI links\n");
     std::fflush(stdout);

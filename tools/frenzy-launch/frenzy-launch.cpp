@@ -143,10 +143,12 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
       double stepStart = trace->now(), cpuStart = Trace::cpuNow();
       ex.beginStep(step, o.seed);
       for (const Phase &ph : phases) {
-        double start = trace->now();
+        double start = trace->now(), cpu0 = Trace::cpuNow();
         ex.run(ph.instrs);
+        auto args = trace->takeClassArgs();
+        args.emplace_back("cpu_us", Trace::cpuNow() - cpu0);
         trace->slice(plan::kComputeThread, ph.name, ph.cat, start,
-                     trace->takeClassArgs());
+                     std::move(args));
       }
       trace->slice(plan::kComputeThread, "step", "step", stepStart,
                    {{"step", double(step)},

@@ -50,7 +50,7 @@ struct DeviceProfile {
   std::map<std::string, LinkProfile> links; // shm, nvlink, pcie, network
   /// Bytes/s of memory-bound kernels by plan op name, measured inside a
   /// reference step (frenzy-calibrate --plan); others use `memory`.
-  std::map<std::string, double> kernelRates;
+  std::map<std::string, std::vector<RatePoint>> kernelRates;
   bool calibrated = false;       // false: datasheet defaults
   /// CPU ranks share the machine's cores: more ranks on a node than cores
   /// run (and spin in MPI waits) in turns. 0: one device per rank (GPUs).
