@@ -77,6 +77,14 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
           double(g->memoryBytes) / double(1ll << 30), st.seconds * 1e3);
     }
   }
+  for (const IdleGpus &idle : plan.idle) {
+    std::string devs;
+    for (int64_t d : idle.devices)
+      devs += (devs.empty() ? "" : ",") + std::to_string(d);
+    os << llvm::formatv("unused: {0} {1} gpus [{2}]: {3}\n",
+                        cluster.nodes[idle.node].name,
+                        cluster.nodes[idle.node].gpu, devs, idle.why);
+  }
   os << llvm::formatv("step: {0:f1} ms (pipelines {1:f1}, gradient "
                       "all-reduce {2:f1}, optimizer {3:f1})\n",
                       plan.stepSeconds() * 1e3, plan.pipelineSeconds * 1e3,
@@ -120,7 +128,18 @@ void frenzy::printPlanJson(const PartitionPlan &plan,
                                        {"seconds", p.seconds()},
                                        {"stages", std::move(stages)}});
   }
+  llvm::json::Array idle;
+  for (const IdleGpus &i : plan.idle) {
+    llvm::json::Array devs;
+    for (int64_t d : i.devices)
+      devs.push_back(d);
+    idle.push_back(llvm::json::Object{{"node", cluster.nodes[i.node].name},
+                                      {"gpu", cluster.nodes[i.node].gpu},
+                                      {"devices", std::move(devs)},
+                                      {"why", i.why}});
+  }
   llvm::json::Object root{{"micro_batch", plan.microBatch},
+                          {"unused", std::move(idle)},
                           {"global_batch", o.globalBatch},
                           {"seq", o.seq},
                           {"step_seconds", plan.stepSeconds()},

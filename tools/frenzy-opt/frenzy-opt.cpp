@@ -6,6 +6,7 @@
 // any passes given on the command line, and emits what --emit asks for.
 //
 //===----------------------------------------------------------------------===//
+#include "JobOptions.h"
 #include "frenzy/Analysis/Summary/ModelSummary.h"
 #include "frenzy/Cluster/ClusterSpec.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
@@ -14,6 +15,7 @@
 #include "frenzy/Planning/Partitioner.h"
 #include "frenzy/Planning/ResourcePrediction.h"
 #include "frenzy/Planning/StagePrograms.h"
+#include "frenzy/Planning/TimelineSimulation.h"
 #include "plan.pb.h"
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
@@ -52,7 +54,9 @@ static cl::list<std::string>
 static cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to print for a model: mlir, summary, or with "
-                      "--cluster report (the partition plan) or json"),
+                      "--cluster report (the partition plan), json, or "
+                      "trace (the plan's predicted timeline, Chrome JSON), "
+                      "job-options (frenzy-sched's option table)"),
              cl::init("mlir"), cl::cat(frenzyCategory));
 static cl::opt<bool>
     noDefaultPipeline("no-default-pipeline",
@@ -298,6 +302,26 @@ static int emitPartition(ModuleOp module, const frenzy::ClusterSpec &cluster) {
   return 0;
 }
 
+/// --emit=trace: the plan's predicted timeline instead of plan.bin.
+static int writePredictedTrace(const frenzy::plan::Plan &plan,
+                               const frenzy::ClusterSpec &cluster,
+                               llvm::StringRef output) {
+  frenzy::PredictedTimeline t = frenzy::simulateTimeline(plan, cluster);
+  std::string error;
+  auto out = openOutputFile(output, &error);
+  if (!out) {
+    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+    return 1;
+  }
+  frenzy::writePredictedTrace(plan, t, out->os());
+  out->keep();
+  llvm::errs() << llvm::formatv("frenzy-opt: predicted timeline of {0} "
+                                "rank(s), step {1:f2} ms, written to {2}\n",
+                                t.rankSeconds.size(), t.stepSeconds * 1e3,
+                                output);
+  return 0;
+}
+
 /// Writes plan.bin.
 static int writePlan(ModuleOp module, llvm::StringRef input,
                      const frenzy::ClusterSpec &cluster, llvm::StringRef output,
@@ -311,11 +335,13 @@ static int writePlan(ModuleOp module, llvm::StringRef input,
     if (failed(frenzy::lowerProgram(*m, *plan.add_more_programs())))
       return 1;
   if (partition)
-    frenzy::addStagePrograms(*partition, cluster, *po,
-                             scheduleKind == "gpipe"
-                                 ? frenzy::PipelineSchedule::GPipe
-                                 : frenzy::PipelineSchedule::OneFOneB,
-                             plan);
+    frenzy::addStagePrograms(
+        *partition, cluster, *po,
+        frenzy::scheduleOrders(*partition,
+                               *frenzy::parseScheduleName(scheduleKind)),
+        plan);
+  if (emitKind == "trace")
+    return writePredictedTrace(plan, cluster, output);
   if (llvm::Error e = frenzy::writePlanFile(plan, output)) {
     llvm::errs() << "frenzy-opt: error: " << llvm::toString(std::move(e))
                  << "\n";
@@ -388,10 +414,15 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   // --emit=report with -o FILE: print the partition and write the plan.
   bool reportAndPlan = planning && emitKind == "report" && output != "-" &&
                        !predictResources;
+  // --emit=trace builds the plan as for -o plan.bin, then writes its
+  // predicted timeline instead.
+  bool emitTrace = planning && emitKind == "trace" && !predictResources;
   bool emitPlan = planning && !predictResources &&
-                  (emitKind.getNumOccurrences() == 0 || reportAndPlan);
-  bool partitioning =
-      (emitKind == "report" || emitKind == "json") && !reportAndPlan;
+                  (emitKind.getNumOccurrences() == 0 || reportAndPlan ||
+                   emitTrace);
+  bool partitioning = (emitKind == "report" || emitKind == "json" ||
+                       emitKind == "job-options") &&
+                      !reportAndPlan;
   if (predictResources && !planning) {
     llvm::errs() << "frenzy-opt: error: --predict-resources needs "
                     "--cluster=C.yaml\n";
@@ -399,10 +430,14 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   }
   if (predictResources || partitioning)
     options.batch = 1; // the memory and cost models scale from batch 1
+  if (emitKind == "trace" && !planning) {
+    llvm::errs() << "frenzy-opt: error: --emit=trace needs --cluster=C.yaml\n";
+    return 1;
+  }
   if (emitKind != "mlir" && emitKind != "summary" && !partitioning &&
-      !reportAndPlan) {
-    llvm::errs() << "frenzy-opt: error: --emit must be mlir, summary, report "
-                    "or json, got '"
+      !reportAndPlan && !emitTrace) {
+    llvm::errs() << "frenzy-opt: error: --emit must be mlir, summary, report, "
+                    "json, trace or job-options, got '"
                  << emitKind << "'\n";
     return 1;
   }
@@ -416,7 +451,7 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
                  << " needs --cluster=C.yaml\n";
     return 1;
   }
-  if (emitPlan && output == "-") {
+  if (emitPlan && !emitTrace && output == "-") {
     llvm::errs() << "frenzy-opt: error: --cluster writes a binary plan; name "
                     "it with -o plan.bin\n";
     return 1;
@@ -526,6 +561,11 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   }
   if (predictResources)
     return predict(*module, *cluster, input);
+  if (partitioning && emitKind == "job-options") {
+    auto po = partitionOptions();
+    return po ? frenzy::writeJobOptions(*module, *cluster, *po, input, output)
+              : 1;
+  }
   if (partitioning)
     return emitPartition(*module, *cluster);
   if (emitPlan)
