@@ -18,6 +18,7 @@
 #include "plan.pb.h"
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
+#include "ImportFlags.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -47,9 +48,6 @@ static cl::opt<int64_t> batchSize("batch",
 static cl::opt<int64_t> seqLength("seq",
                                   cl::desc("Bind dim 1 of every model input"),
                                   cl::init(0), cl::cat(frenzyCategory));
-static cl::list<std::string>
-    dimBindings("dim", cl::desc("Bind a symbolic dim by name: NAME=VALUE"),
-                cl::cat(frenzyCategory));
 static cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to print for a model: mlir, summary, or with "
@@ -397,17 +395,8 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     options.batch = batchSize;
   if (seqLength > 0)
     options.seq = seqLength;
-  for (const std::string &binding : dimBindings) {
-    auto [name, value] = llvm::StringRef(binding).split('=');
-    int64_t v;
-    if (name.empty() || value.getAsInteger(10, v) || v <= 0) {
-      llvm::errs() << "frenzy-opt: error: --dim expects NAME=VALUE with a "
-                      "positive VALUE, got '"
-                   << binding << "'\n";
-      return 1;
-    }
-    options.dims[name] = v;
-  }
+  if (!frenzy::opt::addImportFlags(options))
+    return 1;
   bool planning = !clusterFile.empty();
   // --emit=report with -o FILE: print the partition and write the plan.
   bool reportAndPlan = planning && emitKind == "report" && output != "-" &&
