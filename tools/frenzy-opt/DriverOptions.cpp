@@ -26,7 +26,8 @@ cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to print for a model: mlir, summary, or with "
                       "--cluster report (the partition plan), json, or "
-                      "trace (the plan's predicted timeline, Chrome JSON)"),
+                      "trace (the plan's predicted timeline, Chrome JSON), "
+                      "job-options (frenzy-sched's option table)"),
              cl::init("mlir"), cl::cat(frenzyCategory));
 cl::opt<bool>
     noDefaultPipeline("no-default-pipeline",
@@ -125,18 +126,20 @@ std::optional<Mode> modeFor(llvm::StringRef input, llvm::StringRef output) {
       (emitKind.getNumOccurrences() == 0 || m.reportAndPlan || m.emitTrace);
   m.partitioning =
       (emitKind == "report" || emitKind == "json") && !m.reportAndPlan;
+  m.jobOptions = emitKind == "job-options" && !m.predict;
   if (m.predict && !m.planning)
     return fail("--predict-resources needs --cluster=C.yaml");
   if (emitKind == "trace" && !m.planning)
     return fail("--emit=trace needs --cluster=C.yaml");
   if (emitKind != "mlir" && emitKind != "summary" && !m.partitioning &&
-      !m.reportAndPlan && !m.emitTrace)
-    return fail("--emit must be mlir, summary, report, json or trace, got '" +
+      !m.reportAndPlan && !m.emitTrace && !m.jobOptions)
+    return fail("--emit must be mlir, summary, report, json, trace or "
+                "job-options, got '" +
                 emitKind + "'");
   if (scheduleKind != "1f1b" && scheduleKind != "gpipe")
     return fail("unknown --schedule '" + scheduleKind +
                 "'; valid values: 1f1b, gpipe");
-  if (m.partitioning && !m.planning)
+  if ((m.partitioning || m.jobOptions) && !m.planning)
     return fail("--emit=" + emitKind + " needs --cluster=C.yaml");
   if (m.emitPlan && !m.emitTrace && output == "-")
     return fail("--cluster writes a binary plan; name it with -o plan.bin");
@@ -174,13 +177,22 @@ std::optional<OnnxImportOptions> importOptions() {
   return options;
 }
 
+PartitionOptions partitionOptions() {
+  PartitionOptions po;
+  po.globalBatch = globalBatch > 0 ? int64_t(globalBatch)
+                   : batchSize > 0 ? int64_t(batchSize)
+                                   : 8;
+  po.seq = seqLength > 0 ? int64_t(seqLength) : 1024;
+  po.recompute = parseRecompute(recomputeMode).value_or(Recompute::Selective);
+  return po;
+}
+
 void fillPlan(PlanPipelineOptions &o) {
   fillTraining(o);
   o.cluster = clusterFile.getValue();
-  o.globalBatch = globalBatch > 0 ? int64_t(globalBatch)
-                  : batchSize > 0 ? int64_t(batchSize)
-                                  : 8;
-  o.seq = seqLength > 0 ? int64_t(seqLength) : 1024;
+  PartitionOptions po = partitionOptions();
+  o.globalBatch = po.globalBatch;
+  o.seq = po.seq;
   o.recompute = recomputeMode.getValue();
   o.layout = layoutSpec.getValue();
   o.explain = explainPlan.getValue();

@@ -11,6 +11,7 @@
 
 #include "frenzy/Dialect/Frenzy/Transforms/Pipelines.h"
 #include "frenzy/Import/OnnxImporter.h"
+#include "frenzy/Planning/Partitioner.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -36,6 +37,7 @@ struct Mode {
   bool reportAndPlan = false; // --emit=report -o plan.bin
   bool emitTrace = false;     // --emit=trace: the plan's predicted timeline
   bool emitPlan = false;      // a plan (plan.bin or its trace) is built
+  bool jobOptions = false;    // --emit=job-options: frenzy-sched's table
 };
 
 /// The mode the flags ask for; one error line and nullopt when they
@@ -60,6 +62,9 @@ template <typename Self> void fillTraining(TrainingOptionsBase<Self> &o) {
   o.momentum = momentum.getValue();
   o.precision = precision.getValue();
 }
+
+/// The partitioner's options from the flags (modeFor checked them).
+PartitionOptions partitionOptions();
 
 /// The partition flags: global batch (--global-batch, else --batch, else
 /// 8), sequence (--seq, else 1024), recompute, layout, explain, schedule.

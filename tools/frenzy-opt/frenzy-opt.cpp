@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DriverOptions.h"
+#include "JobOptions.h"
 #include "Outputs.h"
 
 #include "frenzy/Analysis/Summary/ModelSummary.h"
@@ -175,7 +176,7 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   // and cost models scale from it), then compiled at the micro-batch size.
   bool partitioning =
       mode->partitioning || (mode->emitPlan && cluster->totalDevices() > 1);
-  if (mode->predict || partitioning)
+  if (mode->predict || partitioning || mode->jobOptions)
     options->batch = 1;
 
   ModelRun r{input, context, config};
@@ -209,6 +210,9 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
       return 1;
     if (mode->predict)
       return predict(*module, *cluster, input);
+    if (mode->jobOptions)
+      return frenzy::writeJobOptions(*module, *cluster, partitionOptions(),
+                                     input, output);
     return writePlan(*module, {}, input, *cluster, output);
   }
   if (failed(r.run(*module, [](OpPassManager &) {})))
