@@ -113,7 +113,8 @@ private:
             2.0 * double(tpSize - 1) / double(std::max<int64_t>(tpSize, 1)) *
                 n / tp.reduceBandwidth;
       } else {
-        s = p.kernelSeconds(c == plan::kMatmul      ? KernelKind::Contraction
+        s = p.kernelSeconds(in.op(),
+                            c == plan::kMatmul      ? KernelKind::Contraction
                             : c == plan::kAttention ? KernelKind::Attention
                                                     : KernelKind::MemoryBound,
                             flops, bytes);
@@ -180,6 +181,15 @@ private:
     const plan::Program &prog = *plan::programAt(plan, st->program());
     const DeviceProfile &p = profileOf(r.gpu_type());
     int64_t tpSize = st->ranks_size();
+    // CPU ranks beyond the node's cores share them (MPI waits spin, so a
+    // waiting rank takes its share too): everything runs that much slower.
+    double share = 1;
+    if (p.cores > 0) {
+      int onNode = 0;
+      for (const plan::Rank &o : plan.ranks())
+        onNode += o.node() == r.node() && o.gpu_type() == r.gpu_type();
+      share = std::max(1.0, double(onNode) / double(p.cores));
+    }
     LinkProfile tpLink =
         linkBetween(r, plan.ranks(st->ranks((r.tp_rank() + 1) % tpSize)));
     std::vector<int32_t> fwd(st->forward_instrs().begin(),
@@ -319,6 +329,12 @@ private:
       default:
         break;
       }
+    }
+    for (Op &o : ops) {
+      o.seconds *= share;
+      for (auto &[key, v] : o.args)
+        if (key != "bytes")
+          v *= share;
     }
     return ops;
   }

@@ -8,16 +8,22 @@
 //     first), then the least GPU-seconds of work (shortest job first: the
 //     order that minimises average JCT on one machine).
 //  2. Each takes, among the options that fit the free GPUs now, the one
-//     that finishes it soonest within a fair share (free GPUs / jobs still
-//     to place) and an efficiency floor (no option whose throughput per GPU
-//     is under half the job's best: extra GPUs that barely help are better
-//     left to the next job). Mixed-type options let a job use leftovers of
-//     two types.
+//     that finishes it soonest above an efficiency floor (throughput per
+//     GPU at least 70% of the best the free GPUs offer it: extra GPUs that
+//     barely help are better left to the next job in line). Shortest-first
+//     with efficient sizes is the multi-GPU form of SRPT; an earlier
+//     version capped each job at free GPUs / waiting jobs, which starved a
+//     1,000-job queue into 2-GPU slivers. Mixed-type options let a job use
+//     leftovers of two types. A job may instead wait for busy GPUs (their
+//     jobs' predicted completions) when that finishes it 20% sooner.
 //  3. Memory awareness: a type that some waiting job can run on alone is
 //     charged extra when a job that fits elsewhere would take it, and GPUs
 //     whose memory the job would leave mostly empty cost a little more.
 //  4. With reallocation on, a running job grows onto idle GPUs when no job
-//     waits and the predicted gain exceeds the checkpoint-restart cost.
+//     waits and the predicted gain exceeds the checkpoint-restart cost, and
+//     jobs holding more than a fair share (GPUs / active jobs) shrink to a
+//     fair-share option while jobs wait (at most two per decision, never a
+//     job that moved or will finish within ten restart costs).
 //
 //===----------------------------------------------------------------------===//
 #include "Policies.h"
@@ -30,9 +36,11 @@ using namespace frenzy::sched;
 
 namespace {
 
-constexpr double kEfficiencyFloor = 0.5;
+constexpr double kEfficiencyFloor = 0.7;
 constexpr double kScarcePenalty = 0.5;
 constexpr double kWastePenalty = 0.05;
+constexpr double kShrinkGuard = 10;   // x restart cost: min run between moves
+constexpr size_t kShrinkPerDecision = 2;
 constexpr size_t kLookahead = 16;  // jobs per decision that may wait
 constexpr double kWaitGain = 0.8;  // only when that finishes them 20% sooner
 
@@ -57,6 +65,11 @@ private:
   }
   double score(const SimJob &j, const JobOption &o, const SchedCluster &c,
                const std::vector<int> &onlyOn) const;
+  /// Places waiting jobs; returns how many still wait.
+  size_t place(SimContext &ctx);
+  /// Moves jobs holding more than a fair share of the cluster to smaller
+  /// options while jobs wait; true when one moved.
+  bool shrink(SimContext &ctx);
   void grow(SimContext &ctx);
   bool realloc;
 };
@@ -78,6 +91,15 @@ double FrenzyPolicy::score(const SimJob &j, const JobOption &o,
 }
 
 void FrenzyPolicy::schedule(SimContext &ctx) {
+  size_t waiting = place(ctx);
+  if (!realloc)
+    return;
+  if (waiting && shrink(ctx))
+    place(ctx);
+  grow(ctx);
+}
+
+size_t FrenzyPolicy::place(SimContext &ctx) {
   SchedCluster &c = ctx.cluster();
   std::vector<int> waiting;
   for (int j : ctx.active())
@@ -153,7 +175,6 @@ void FrenzyPolicy::schedule(SimContext &ctx) {
       break;
     int j = std::get<4>(keys[k]);
     SimJob &job = jobs[j];
-    int64_t share = std::max<int64_t>(1, free / int64_t(keys.size() - k));
     // The efficiency floor is relative to what the free GPUs offer, so a
     // job that only slow GPUs can take now still scales on them.
     double perGpu = 0;
@@ -170,9 +191,8 @@ void FrenzyPolicy::schedule(SimContext &ctx) {
           (o->totalGpus() == smallest->totalGpus() &&
            o->stepSeconds < smallest->stepSeconds))
         smallest = o;
-      if (o->totalGpus() > share ||
-          1 / (o->stepSeconds * double(o->totalGpus())) <
-              kEfficiencyFloor * perGpu)
+      if (1 / (o->stepSeconds * double(o->totalGpus())) <
+          kEfficiencyFloor * perGpu)
         continue;
       double s = score(job, *o, c, onlyOn);
       if (s < bestScore)
@@ -181,14 +201,13 @@ void FrenzyPolicy::schedule(SimContext &ctx) {
     if (!best)
       best = smallest;
     // A job that could start now may instead wait for busy GPUs that would
-    // finish it sooner (at most a fair share of the cluster); bounded per
-    // decision so that a long queue stays cheap.
+    // finish it sooner (options above the efficiency floor only); bounded
+    // per decision so that a long queue stays cheap.
     if (best && looked++ < kLookahead) {
-      int64_t fair = std::max<int64_t>(
-          1, c.totalGpus() / int64_t(std::max<size_t>(1, ctx.active().size())));
-      double now = best ? ctx.now + score(job, *best, c, onlyOn) : INFINITY;
+      double floor = kEfficiencyFloor * bestPerGpu(job);
+      double now = ctx.now + score(job, *best, c, onlyOn);
       for (const JobOption &o : *job.options) {
-        if (o.totalGpus() > std::max(fair, share) || (best && &o == best))
+        if (&o == best || 1 / (o.stepSeconds * double(o.totalGpus())) < floor)
           continue;
         double later = readyAt(o) + score(job, o, c, onlyOn);
         if (later < kWaitGain * now) {
@@ -200,8 +219,51 @@ void FrenzyPolicy::schedule(SimContext &ctx) {
     if (best)
       ctx.start(j, *best, Fit::BestFit);
   }
-  if (realloc)
-    grow(ctx);
+  size_t left = 0;
+  for (int j : waiting)
+    left += jobs[j].state == SimJob::State::Waiting;
+  return left;
+}
+
+bool FrenzyPolicy::shrink(SimContext &ctx) {
+  auto &jobs = ctx.jobs();
+  SchedCluster &c = ctx.cluster();
+  int64_t fair = std::max<int64_t>(
+      1, c.totalGpus() / int64_t(std::max<size_t>(1, ctx.active().size())));
+  std::vector<int> big;
+  for (int j : ctx.active())
+    if (jobs[j].state == SimJob::State::Running &&
+        jobs[j].running->totalGpus() > fair)
+      big.push_back(j);
+  std::sort(big.begin(), big.end(), [&](int a, int b) {
+    return jobs[a].running->totalGpus() > jobs[b].running->totalGpus();
+  });
+  size_t moved = 0;
+  for (int j : big) {
+    SimJob &job = jobs[j];
+    // Not a job that just moved (no thrashing) or is nearly done.
+    double guard = kShrinkGuard * ctx.restartSeconds();
+    if (ctx.now - job.lastMoved < guard || job.secondsOn(*job.running) < guard)
+      continue;
+    double floor = kEfficiencyFloor * bestPerGpu(job);
+    std::vector<const JobOption *> smaller;
+    for (const JobOption &o : *job.options)
+      if (o.totalGpus() <= fair &&
+          1 / (o.stepSeconds * double(o.totalGpus())) >= floor)
+        smaller.push_back(&o);
+    std::sort(smaller.begin(), smaller.end(),
+              [](const JobOption *a, const JobOption *b) {
+                return a->stepSeconds < b->stepSeconds;
+              });
+    for (const JobOption *o : smaller)
+      if (ctx.move(j, *o, Fit::BestFit)) {
+        ++moved;
+        break;
+      }
+    if (moved == kShrinkPerDecision)
+      break;
+  }
+  return moved > 0;
 }
 
 void FrenzyPolicy::grow(SimContext &ctx) {

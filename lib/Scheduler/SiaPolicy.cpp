@@ -11,9 +11,10 @@
 //  - objective: sum over jobs of a concave utility of normalised goodput,
 //    u = 1 + (sqrt(g) - 1) for an allocated job and 0 otherwise (Sia's
 //    fairness power p = 0.5 applied to goodput above the minimum; the 1
-//    rewards running a job at all), with a restart penalty: a running
-//    job's goodput on any other configuration is scaled by
-//    1 - restart / (its remaining time there);
+//    rewards running a job at all), with the restart penalty Sia takes
+//    from Pollux: a running job's goodput on any other configuration is
+//    scaled by (age - restarts x delta) / (age + delta), delta the
+//    checkpoint-restart cost and age the time since it first started;
 //  - Sia solves a MILP; here the same objective is maximised greedily by
 //    marginal utility per GPU (a lazy priority queue of each job's best
 //    next step), which is optimal for concave separable utilities with
@@ -60,8 +61,8 @@ void SiaPolicy::schedule(SimContext &ctx) {
     const SimJob &j = jobs[active[k]];
     double g = 1 / o->stepSeconds / base[k];
     if (j.state == SimJob::State::Running && j.running != o) {
-      double left = j.secondsOn(*o);
-      g *= std::max(0.0, 1 - ctx.restartSeconds() / std::max(left, 1e-9));
+      double age = ctx.now - j.firstStart, d = ctx.restartSeconds();
+      g *= std::max(0.0, (age - double(j.restarts) * d) / (age + d));
     }
     return g > 0 ? 1 + (std::sqrt(g) - 1) : 0.0;
   };

@@ -20,6 +20,7 @@ bool SimContext::start(int j, const JobOption &o, Fit fit) {
   job.running = &o;
   job.placement = std::move(*p);
   job.lastUpdate = now;
+  job.lastMoved = now;
   // A job that ran before restarts from its checkpoint.
   job.pausedUntil = job.ranBefore ? now + config.restartSeconds : now;
   if (job.ranBefore)
@@ -52,6 +53,7 @@ bool SimContext::move(int j, const JobOption &o, Fit fit) {
   job.running = &o;
   job.placement = std::move(*p);
   job.pausedUntil = now + config.restartSeconds;
+  job.lastMoved = now;
   ++job.restarts;
   return true;
 }
@@ -60,15 +62,21 @@ std::vector<JobOption>
 frenzy::sched::userRequestOptions(const JobSpec &job,
                                   const std::vector<JobOption> &opts,
                                   const SchedCluster &c) {
-  auto build = [&](int64_t want) {
+  auto build = [&](int64_t request) {
     std::vector<JobOption> out;
     for (size_t t = 0; t < c.types().size(); ++t) {
+      int64_t want = request;
       if (!job.userGpuType.empty() &&
           !llvm::StringRef(job.userGpuType)
                .equals_insensitive(c.types()[t].gpu.name))
         continue;
+      // A request larger than the type (a trace from a bigger cluster) is
+      // cut to the largest power of two the type holds.
+      int64_t cap = 1;
+      while (cap * 2 <= c.types()[t].total)
+        cap *= 2;
       if (want > c.types()[t].total)
-        continue;
+        want = cap;
       const JobOption *best = nullptr;
       for (const JobOption &o : opts)
         if (!o.mixed() && o.gpus[0].type == int(t) &&

@@ -140,16 +140,19 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
       tokens.fill(*data, step, tokens.rows(), 0);
     auto t0 = std::chrono::steady_clock::now();
     if (trace) {
-      double stepStart = trace->now();
+      double stepStart = trace->now(), cpuStart = Trace::cpuNow();
       ex.beginStep(step, o.seed);
       for (const Phase &ph : phases) {
-        double start = trace->now();
+        double start = trace->now(), cpu0 = Trace::cpuNow();
         ex.run(ph.instrs);
+        auto args = trace->takeClassArgs();
+        args.emplace_back("cpu_us", Trace::cpuNow() - cpu0);
         trace->slice(plan::kComputeThread, ph.name, ph.cat, start,
-                     trace->takeClassArgs());
+                     std::move(args));
       }
       trace->slice(plan::kComputeThread, "step", "step", stepStart,
-                   {{"step", double(step)}});
+                   {{"step", double(step)},
+                    {"cpu_us", Trace::cpuNow() - cpuStart}});
     } else {
       ex.runStep(step, o.seed);
     }
@@ -204,11 +207,13 @@ int main(int argc, char **argv) {
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "frenzy-launch: error: %s\n", e.what());
+    std::fprintf(stderr, "frenzy-launch: error: %s\n",
+                 printable(e.what()).c_str());
     return 1;
   } catch (const std::exception &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "frenzy-launch: error: %s\n", e.what());
+    std::fprintf(stderr, "frenzy-launch: error: %s\n",
+                 printable(e.what()).c_str());
     return 1;
   }
 }

@@ -61,17 +61,17 @@ TEST(Simulator, FrenzyFindsShortestFirstOptimum) {
 // Two equal jobs that each scale perfectly (4 GPUs twice as fast as 2, at
 // 2 s/step on 2). Sharing (2 + 2 GPUs, 200 s each) gives JCT 200, 200;
 // running one after the other on 4 GPUs gives 100, 200 (avg 150), the
-// optimum. Frenzy's fair share splits the node: avg 200 is what it should
-// report (its rule trades this case for robustness under load).
-TEST(Simulator, FrenzyFairShareSplitsEqualJobs) {
+// optimum, which Frenzy's shortest-first with efficient sizes finds.
+TEST(Simulator, FrenzyRunsEqualScalableJobsInTurn) {
   SchedCluster c = clusterFrom(kOneNode);
   HandJobs h;
   h.add("X", 0, 100, {option(2, 2.0), option(4, 1.0)}, 2);
   h.add("Y", 0, 100, {option(2, 2.0), option(4, 1.0)}, 2);
   SimResult r = run(c, h.build(c), "frenzy");
-  EXPECT_DOUBLE_EQ(r.jobs[0].finish, 200);
+  EXPECT_DOUBLE_EQ(r.jobs[0].finish, 100);
   EXPECT_DOUBLE_EQ(r.jobs[1].finish, 200);
-  EXPECT_EQ(r.jobs[0].gpus, 2);
+  EXPECT_EQ(r.jobs[0].gpus, 4);
+  EXPECT_DOUBLE_EQ(computeMetrics(r).avgJct, 150);
 }
 
 namespace {
@@ -81,8 +81,9 @@ class MoveAt100 : public Policy {
 public:
   const char *name() const override { return "move-at-100"; }
   void schedule(SimContext &ctx) override {
-    if (ctx.now == 100)
+    if (ctx.now == 100) {
       EXPECT_TRUE(ctx.move(0, (*ctx.jobs()[0].options)[1], Fit::BestFit));
+    }
     for (int j : ctx.active())
       if (ctx.jobs()[j].state == SimJob::State::Waiting)
         ctx.start(j, (*ctx.jobs()[j].options)[0], Fit::BestFit);

@@ -29,6 +29,7 @@ struct SimJob {
   const JobOption *running = nullptr; // the option it runs with
   Placement placement;
   double lastUpdate = 0, pausedUntil = 0;
+  double lastMoved = 0; // when it last started or moved
   double firstStart = -1, finish = -1;
   int restarts = 0;
   bool ranBefore = false;
