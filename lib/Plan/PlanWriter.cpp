@@ -6,6 +6,9 @@
 #include "plan.pb.h"
 #include "plan/PlanFile.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -113,10 +116,18 @@ LogicalResult frenzy::buildPlan(ModuleOp module, ArrayRef<ModuleOp> more,
 }
 
 llvm::Error frenzy::writePlanFile(const plan::Plan &plan, StringRef path) {
+  // Deterministic serialisation: protobuf otherwise writes map entries
+  // (instruction attributes) in hash order, which differs run to run, and
+  // the same command must give the same bytes (a checkpoint names its plan).
   std::string bytes;
-  if (!plan.SerializeToString(&bytes))
-    return llvm::createStringError(std::errc::io_error,
-                                   "cannot serialise the plan");
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    if (!plan.SerializeToCodedStream(&coded))
+      return llvm::createStringError(std::errc::io_error,
+                                     "cannot serialise the plan");
+  }
   std::string tmp = (path + ".tmp").str();
   {
     std::error_code ec;

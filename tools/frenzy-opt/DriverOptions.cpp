@@ -22,6 +22,16 @@ cl::opt<int64_t> seqLength("seq", cl::desc("Bind dim 1 of every model input"),
 cl::list<std::string>
     dimBindings("dim", cl::desc("Bind a symbolic dim by name: NAME=VALUE"),
                 cl::cat(frenzyCategory));
+static cl::list<std::string> frozenWeights(
+    "frozen",
+    cl::desc("Weights to keep fixed (buffers), by name or glob pattern, "
+             "comma-separated: --frozen='*.rotary.*,lm_head.weight'"),
+    cl::CommaSeparated, cl::cat(frenzyCategory));
+static cl::list<std::string> trainableWeights(
+    "trainable",
+    cl::desc("Weights to train although the graph reads them as position "
+             "tables (rotary caches), by name or glob pattern"),
+    cl::CommaSeparated, cl::cat(frenzyCategory));
 cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to print for a model: mlir, summary, or with "
@@ -174,6 +184,8 @@ std::optional<OnnxImportOptions> importOptions() {
     }
     options.dims[name] = v;
   }
+  options.frozen.assign(frozenWeights.begin(), frozenWeights.end());
+  options.trainable.assign(trainableWeights.begin(), trainableWeights.end());
   return options;
 }
 

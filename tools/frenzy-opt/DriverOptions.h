@@ -44,8 +44,8 @@ struct Mode {
 /// contradict each other or name unknown values.
 std::optional<Mode> modeFor(llvm::StringRef input, llvm::StringRef output);
 
-/// --batch, --seq and --dim as import options; one error line and nullopt
-/// on a malformed --dim.
+/// --batch, --seq, --dim, --frozen and --trainable as import options; one
+/// error line and nullopt on a malformed --dim.
 std::optional<OnnxImportOptions> importOptions();
 
 /// The training flags into either pipeline's options.
