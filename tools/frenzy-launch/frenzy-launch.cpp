@@ -176,7 +176,10 @@ int main(int argc, char **argv) {
   try {
     Options o = parseArgs(argc, argv);
     plan::Plan p = readPlan(o.plan);
-    if (p.ranks_size() > 1 || !o.hostfile.empty())
+    // A partitioned plan (stages, micro-batches: frenzy-opt --global-batch,
+    // even on one device) runs its stage schedule; only a plain one-program
+    // plan runs here directly.
+    if (p.ranks_size() > 1 || p.stages_size() > 0 || !o.hostfile.empty())
       return runMultiRank(o, p, argc, argv);
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {

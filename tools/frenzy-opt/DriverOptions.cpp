@@ -66,8 +66,10 @@ cl::opt<bool> predictResources(
     cl::init(false), cl::cat(trainCategory));
 cl::opt<int64_t>
     globalBatch("global-batch",
-                cl::desc("Sequences per optimizer step for --predict-resources "
-                         "(default: --batch, else 1)"),
+                cl::desc("Sequences per optimizer step on any cluster, one "
+                         "device included: the partitioner picks micro-batch "
+                         "and accumulation (default: --batch, else 8; 1 for "
+                         "--predict-resources)"),
                 cl::init(0), cl::cat(trainCategory));
 cl::opt<bool> explainPlan(
     "explain",

@@ -174,8 +174,11 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   }
   // A multi-device plan is partitioned on the step at batch 1 (the memory
   // and cost models scale from it), then compiled at the micro-batch size.
+  // So is a one-device plan for a --global-batch: the partitioner picks its
+  // micro-batch and accumulation steps exactly as on a larger cluster.
   bool partitioning =
-      mode->partitioning || (mode->emitPlan && cluster->totalDevices() > 1);
+      mode->partitioning ||
+      (mode->emitPlan && (cluster->totalDevices() > 1 || globalBatch > 0));
   if (mode->predict || partitioning || mode->jobOptions)
     options->batch = 1;
 
