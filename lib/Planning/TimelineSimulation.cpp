@@ -147,24 +147,10 @@ private:
     std::string type = plan.devices_size() ? plan.devices(0).gpu_type() : "cpu";
     const DeviceProfile &p = profileOf(type);
     std::vector<Op> ops;
-    std::vector<std::pair<std::string, std::vector<int32_t>>> phases;
-    bool backward = false;
-    for (int32_t i = 0; i < prog.instrs_size(); ++i) {
-      const plan::Instr &in = prog.instrs(i);
-      backward |= in.backward();
-      bool update = plan::opClassOf(in.op()) == plan::kOptimizer;
-      std::string name = update     ? "optimizer"
-                         : backward ? "backward mb 0"
-                                    : "forward mb 0";
-      if (phases.empty() || phases.back().first != name)
-        phases.push_back({name, {}});
-      phases.back().second.push_back(i);
-    }
-    for (auto &[name, instrs] : phases) {
+    for (const plan::Phase &ph : plan::oneRankPhases(prog)) {
       Args args;
-      double s = kernels(prog, instrs, p, LinkProfile(), 1, args);
-      ops.push_back(compute(name, name == "optimizer" ? "optimizer" : "compute",
-                            s, std::move(args)));
+      double s = kernels(prog, ph.instrs, p, LinkProfile(), 1, args);
+      ops.push_back(compute(ph.name, ph.cat, s, std::move(args)));
     }
     rankOps.push_back(std::move(ops));
   }

@@ -8,6 +8,7 @@
 
 #include "DriverOptions.h"
 
+#include "frenzy/Dialect/Frenzy/IR/Precision.h"
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
 #include "frenzy/Plan/PlanWriter.h"
 #include "frenzy/Planning/ResourcePrediction.h"
@@ -105,11 +106,9 @@ int printPartition(ModuleOp module, const ClusterSpec &cluster) {
   if (failed(rec) || !*rec)
     return 1;
   // The report's tokens/s and MFU need the step's FLOPs: the cost model of
-  // the same module the partition was made on.
-  auto memory = MemoryModel::build(module, std::nullopt);
-  if (failed(memory))
-    return 1;
-  auto cost = CostModel::build(module, memory->precision());
+  // the same module the partition was made on (at the module's precision,
+  // as the pass built it; the memory model is not needed again).
+  auto cost = CostModel::build(module, getPrecision(module));
   if (failed(cost))
     return 1;
   const PartitionPlan &plan = (*rec)->plan;

@@ -216,10 +216,12 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     if (mode->jobOptions)
       return frenzy::writeJobOptions(*module, *cluster, partitionOptions(),
                                      input, output);
-    return writePlan(*module, {}, input, *cluster, output);
-  }
-  if (failed(r.run(*module, [](OpPassManager &) {})))
+    if (mode->emitPlan)
+      return writePlan(*module, {}, input, *cluster, output);
+    // --emit=mlir|summary with --cluster: the training step itself.
+  } else if (failed(r.run(*module, [](OpPassManager &) {}))) {
     return 1;
+  }
 
   std::string error;
   auto out = openOutputFile(output, &error);
