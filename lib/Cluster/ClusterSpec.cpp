@@ -259,7 +259,10 @@ llvm::Expected<ClusterSpec> frenzy::readClusterFile(llvm::StringRef path) {
         "%s: the cluster file is empty; it lists the nodes, e.g. 'nodes: "
         "[{name: n0, gpu: A100-80G, count: 8}]'",
         path.str().c_str());
-  in >> spec;
+  // Not `in >> spec`: that sets the document again, and a document's nodes
+  // can be walked only once.
+  llvm::yaml::EmptyContext context;
+  llvm::yaml::yamlize(in, spec, true, context);
   if (in.error())
     return llvm::createStringError(
         in.error(), "%s",
