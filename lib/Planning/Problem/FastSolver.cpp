@@ -242,10 +242,11 @@ FastSearch::Quick FastSearch::quick(const std::vector<Template> &ts,
   return q;
 }
 
-/// As many pipelines of `primary` as `free` GPUs allow, the rest filled
-/// with the best-rated template of the same type that fits what is left.
+/// As many pipelines of the primary template as `free` GPUs allow (at most
+/// the cap), and without a cap the rest filled with the best-rated
+/// templates of the same type that fit what is left.
 void FastSearch::fill(const std::vector<Template> &ts,
-                      const std::vector<size_t> &ofType, size_t primary,
+                      const std::vector<size_t> &ofType, Fill f,
                       std::vector<int64_t> free,
                       std::vector<int64_t> &counts) const {
   auto fits = [&](size_t i) {
@@ -260,8 +261,8 @@ void FastSearch::fill(const std::vector<Template> &ts,
     for (size_t d = 0; d < free.size(); ++d)
       free[d] -= n * ts[i].gpus[d];
   };
-  take(primary, fits(primary));
-  for (int round = 0; round < 2; ++round) {
+  take(f.primary, std::min(f.cap, fits(f.primary)));
+  for (int round = 0; round < 2 && f.cap == INT64_MAX; ++round) {
     size_t best = SIZE_MAX;
     double rate = 0;
     for (size_t i : ofType) {
@@ -285,7 +286,21 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
   for (size_t i = 0; i < ts.size(); ++i)
     (ts[i].mixed ? mixed : ofType[ts[i].stageDevice[0]]).push_back(i);
 
-  // The state: a fill choice per type (SIZE_MAX: none), a count per mixed
+  // Per type, its fills: each homogeneous template as many times as the
+  // type's GPUs allow (the rest filled by others), or only as many as one
+  // node holds (the all-reduce stays off the network), or once.
+  std::vector<std::vector<Fill>> fills(K);
+  for (int d = 0; d < K; ++d)
+    for (size_t i : ofType[d]) {
+      int64_t all = groups.gpus[d] / ts[i].totalGpus();
+      int64_t node = groups.maxPerNode[d] / ts[i].totalGpus();
+      fills[d].push_back({i, INT64_MAX});
+      if (node >= 1 && node < all)
+        fills[d].push_back({i, node});
+      if (std::min(node, all) > 1)
+        fills[d].push_back({i, 1});
+    }
+  // The state: a fill per type (SIZE_MAX: none), a count per mixed
   // template; counts follow from it.
   std::vector<size_t> choice(K, SIZE_MAX);
   std::vector<int64_t> mixedCount(mixed.size(), 0);
@@ -304,7 +319,7 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
     }
     for (int d = 0; d < K; ++d)
       if (ch[d] != SIZE_MAX)
-        fill(ts, ofType[d], ch[d], free, c);
+        fill(ts, ofType[d], fills[d][ch[d]], free, c);
     return c;
   };
   std::vector<Scored> seen; // the best distinct states, by quick score
@@ -337,7 +352,7 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
   std::vector<size_t> alone(K, SIZE_MAX);
   for (int d = 0; d < K; ++d) {
     Quick bd;
-    for (size_t i : ofType[d]) {
+    for (size_t i = 0; i < fills[d].size(); ++i) {
       std::vector<size_t> ch(K, SIZE_MAX);
       ch[d] = i;
       Quick q = evaluate(ch, mixedCount);
@@ -369,7 +384,8 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
     bool changed = false;
     for (int d = 0; d < K; ++d) {
       std::vector<size_t> options(1, SIZE_MAX);
-      options.insert(options.end(), ofType[d].begin(), ofType[d].end());
+      for (size_t i = 0; i < fills[d].size(); ++i)
+        options.push_back(i);
       for (size_t o : options) {
         if (o == choice[d])
           continue;
