@@ -17,6 +17,8 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%src", config.frenzy_src_root))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%python", config.frenzy_test_python))
+# Fuzz harnesses (replayers outside a FRENZY_FUZZ build): fuzz/CMakeLists.txt.
+config.substitutions.append(("%fuzz", os.path.join(config.frenzy_obj_root, "fuzz")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -25,7 +27,8 @@ llvm_config.with_environment("PATH", config.frenzy_tools_dir, append_path=True)
 # The executor fills reused activation buffers with NaN, so a kernel that
 # reads an output before writing it fails the suite (Executor.h).
 config.environment["FRENZY_POISON_REUSED"] = "1"
-llvm_config.add_tool_substitutions(["frenzy-opt", "frenzy-launch"], [config.frenzy_tools_dir])
+llvm_config.add_tool_substitutions(["frenzy-opt", "frenzy-launch", "frenzy-calibrate"], [config.frenzy_tools_dir])
+llvm_config.add_tool_substitutions(["frenzy-sched"], [config.frenzy_tools_dir])
 
 # Tests that export real models need Debian's python3-torch / python3-onnx.
 def python_has(module):

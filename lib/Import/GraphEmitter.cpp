@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <sys/stat.h>
 
@@ -61,10 +62,10 @@ DenseElementsAttr denseAttr(const ConstantTensor &c, RankedTensorType type) {
 }
 
 GraphEmitter::GraphEmitter(LoadedModel &model, ResolvedGraph &resolved,
-                           MLIRContext *ctx)
+                           const OnnxImportOptions &options, MLIRContext *ctx)
     : model(model), resolved(resolved), ctx(ctx), b(ctx),
       fileLoc(FileLineColLoc::get(ctx, model.path, 0, 0)) {
-  differentiable = differentiableTensors(model.model.graph());
+  roles.emplace(model.model.graph(), options, error);
   for (const auto &n : model.model.graph().node())
     if (n.op_type() == "Constant")
       constantNodes[n.output(0)] = &n;
@@ -158,10 +159,15 @@ Value GraphEmitter::param(const std::string &name, const std::string &source) {
     for (const auto &kv : tensor->external_data()) {
       if (kv.key() == "location")
         location = kv.value();
-      else if (kv.key() == "offset")
-        offset = std::stoll(kv.value());
-      else if (kv.key() == "length")
-        length = std::stoll(kv.value());
+      else if ((kv.key() == "offset" || kv.key() == "length") &&
+               (StringRef(kv.value())
+                    .getAsInteger(10, kv.key() == "offset" ? offset : length) ||
+                (kv.key() == "offset" ? offset : length) < 0)) {
+        error = ImportError{"parameter '" + name + "' has external data " +
+                            kv.key() + " '" + kv.value() +
+                            "', not a byte count; the file is corrupt"};
+        return {};
+      }
     }
     if (location.empty()) {
       error = ImportError{"parameter '" + name +
@@ -178,10 +184,13 @@ Value GraphEmitter::param(const std::string &name, const std::string &source) {
                           "'; keep the data file next to the model"};
       return {};
     }
-    if (offset + length > (int64_t)st.st_size) {
+    int64_t end;
+    if (llvm::AddOverflow(offset, length, end) || end > (int64_t)st.st_size) {
       error = ImportError{"external data file '" + location + "' is too short for " +
                           "parameter '" + name + "' (needs " +
-                          std::to_string(offset + length) + " bytes, has " +
+                          (end < offset ? std::string("more than 2^63")
+                                        : std::to_string(end)) +
+                          " bytes, has " +
                           std::to_string((int64_t)st.st_size) + ")"};
       return {};
     }
@@ -192,7 +201,15 @@ Value GraphEmitter::param(const std::string &name, const std::string &source) {
   } else {
     attrs.append("storage", b.getStringAttr("inline"));
   }
-  if (isa<FloatType>(et) && differentiable.count(name))
+  // Buffers say why they are not trained (the summary lists them).
+  std::optional<std::string> buffer =
+      isa<FloatType>(et) ? roles->bufferReason(name, error)
+                         : std::optional<std::string>("not a float tensor");
+  if (error)
+    return {};
+  if (buffer)
+    attrs.append(kBufferReasonAttr, b.getStringAttr(*buffer));
+  else
     attrs.append("trainable", b.getUnitAttr());
 
   OpBuilder::InsertionGuard guard(b);
@@ -317,9 +334,14 @@ std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
   for (int i = 0; i < node.input_size(); ++i)
     if (!node.input(i).empty() && !resolved.constants.count(node.input(i)) &&
         !input(node, i))
-      return ImportError{describeNode(node, model) + ": " +
-                         (error ? error->message : "missing input")};
-  if (auto err = h->handler(*this, node))
+      return error && error->wholeModel
+                 ? *error
+                 : ImportError{describeNode(node, model) + ": " +
+                               (error ? error->message : "missing input")};
+  auto err = h->handler(*this, node);
+  if (error && error->wholeModel)
+    return error;
+  if (err)
     return ImportError{describeNode(node, model) + ": " + err->message};
   if (error)
     return ImportError{describeNode(node, model) + ": " + error->message};
@@ -328,6 +350,8 @@ std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
 
 OwningOpRef<ModuleOp> GraphEmitter::emit(std::optional<ImportError> &err) {
   const onnx::GraphProto &g = model.model.graph();
+  if ((err = error)) // a --frozen/--trainable pattern that does not parse
+    return nullptr;
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   b.setInsertionPointToEnd(module->getBody());
 
@@ -366,6 +390,8 @@ OwningOpRef<ModuleOp> GraphEmitter::emit(std::optional<ImportError> &err) {
     results.push_back(v);
     resultTypes.push_back(v.getType());
   }
+  if ((err = roles->unusedPattern()))
+    return nullptr;
   b.create<func::ReturnOp>(fileLoc, results);
   func.setType(b.getFunctionType(argTypes, resultTypes));
   for (auto [i, o] : llvm::enumerate(g.output()))

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OnnxModel.h"
+#include "ShapeLimits.h"
 
 #include "onnx/defs/parser.h"
 #include "onnx/defs/schema.h"
@@ -16,8 +17,10 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include <algorithm>
 #include <climits>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -107,10 +110,29 @@ std::optional<ImportError> loadModel(const std::string &path, LoadedModel &out) 
 //===----------------------------------------------------------------------===//
 
 static std::optional<ImportError>
-bindInputDims(onnx::GraphProto &g, const OnnxImportOptions &options) {
+bindInputDims(onnx::GraphProto &g, const OnnxImportOptions &options,
+              std::vector<DimBinding> &bindings) {
   std::unordered_set<std::string> inits;
   for (const auto &t : g.initializer())
     inits.insert(t.name());
+  // A named dim that --batch or --seq binds at axis 0 or 1 is the same
+  // symbol wherever else it appears (a [batch, seq, seq] mask input).
+  std::map<std::string, std::pair<std::string, int64_t>> byName;
+  for (const auto &input : g.input()) {
+    if (inits.count(input.name()) || !input.type().has_tensor_type())
+      continue;
+    const auto &shape = input.type().tensor_type().shape();
+    for (int axis = 0; axis < std::min(shape.dim_size(), 2); ++axis) {
+      const auto &dim = shape.dim(axis);
+      if (!dim.has_dim_param() || dim.dim_param().empty() ||
+          options.dims.count(dim.dim_param()))
+        continue;
+      auto value = axis == 0 ? options.batch : options.seq;
+      if (value)
+        byName.emplace(dim.dim_param(),
+                       std::make_pair(axis == 0 ? "--batch" : "--seq", *value));
+    }
+  }
   for (auto &input : *g.mutable_input()) {
     if (inits.count(input.name()) || !input.type().has_tensor_type())
       continue;
@@ -121,13 +143,21 @@ bindInputDims(onnx::GraphProto &g, const OnnxImportOptions &options) {
         continue;
       std::string name = dim->has_dim_param() ? dim->dim_param() : "";
       std::optional<int64_t> value;
+      std::string flag;
       auto it = options.dims.find(name);
-      if (!name.empty() && it != options.dims.end())
+      if (!name.empty() && it != options.dims.end()) {
         value = it->second;
-      else if (axis == 0 && options.batch)
+        flag = "--dim=" + name;
+      } else if (axis == 0 && options.batch) {
         value = options.batch;
-      else if (axis == 1 && options.seq)
+        flag = "--batch";
+      } else if (axis == 1 && options.seq) {
         value = options.seq;
+        flag = "--seq";
+      } else if (auto b = byName.find(name); b != byName.end()) {
+        flag = b->second.first;
+        value = b->second.second;
+      }
       if (!value) {
         std::string shown = name.empty() ? "(unnamed)" : "'" + name + "'";
         std::string flag = axis == 0   ? "--batch=N"
@@ -142,6 +172,9 @@ bindInputDims(onnx::GraphProto &g, const OnnxImportOptions &options) {
                     "' must be bound to a positive value");
       dim->clear_dim_param();
       dim->set_dim_value(*value);
+      if (std::none_of(bindings.begin(), bindings.end(),
+                       [&](const DimBinding &b) { return b.flag == flag; }))
+        bindings.push_back({flag, *value});
     }
   }
   return std::nullopt;
@@ -291,14 +324,15 @@ std::optional<ImportError> resolveShapes(LoadedModel &m,
                                          const OnnxImportOptions &options,
                                          ResolvedGraph &out) {
   onnx::GraphProto &g = *m.model.mutable_graph();
-  if (auto err = bindInputDims(g, options))
+  if (auto err = bindInputDims(g, options, out.bindings))
+    return err;
+  // Sizes first: nothing below (nor ONNX inference) multiplies unchecked.
+  if (auto err = checkDeclaredSizes(g))
     return err;
   // Small inline integer initializers are shape data (ids, axes): fold them.
   for (const auto &t : g.initializer())
     if (!isFloatType(t.data_type()) && t.data_location() != TensorProto::EXTERNAL) {
-      int64_t n = 1;
-      for (int64_t d : t.dims())
-        n *= d;
+      int64_t n = checkedElements(t.dims()).value_or(INT64_MAX);
       if (n <= kMaxDenseFoldElements)
         if (auto c = readTensorProto(t))
           out.constants[t.name()] = *c;
@@ -317,11 +351,7 @@ std::optional<ImportError> resolveShapes(LoadedModel &m,
       onnx::shape_inference::InferShapes(m.model,
                                          onnx::OpSchemaRegistry::Instance(), opts);
     } catch (const std::exception &e) {
-      std::string what = e.what();
-      for (char &c : what)
-        if (c == '\n')
-          c = ' ';
-      return fail("ONNX shape inference failed: " + what);
+      return fail(explainInferenceFailure(e.what(), g, out));
     }
     collectTypes(g, out);
     int removed = 0;
@@ -331,6 +361,10 @@ std::optional<ImportError> resolveShapes(LoadedModel &m,
       break;
   }
 
+  if (auto err = checkInferredSizes(g, out))
+    return err;
+  if (auto err = checkGatherRanges(g, out))
+    return err;
   for (const auto &t : g.initializer())
     out.initializers[t.name()] = &t;
   for (const auto &node : g.node())
@@ -346,68 +380,6 @@ std::optional<ImportError> resolveShapes(LoadedModel &m,
                     "--dim=NAME=VALUE");
     }
   return std::nullopt;
-}
-
-//===----------------------------------------------------------------------===//
-// Which tensors carry gradients
-//===----------------------------------------------------------------------===//
-
-/// Input positions through which no gradient flows, per op type.
-static bool isDifferentiableInput(const std::string &op, int index) {
-  static const std::unordered_set<std::string> noGradient = {
-      "Shape", "Size", "Equal", "Less", "LessOrEqual", "Greater",
-      "GreaterOrEqual", "Not", "And", "Or", "Range", "ConstantOfShape",
-      "ArgMax", "ArgMin", "NonZero",
-      // No transformer learns through rotary trig: its inputs are buffers.
-      "Sin", "Cos"};
-  if (noGradient.count(op))
-    return false;
-  if (op == "Where")
-    return index != 0;
-  if (op == "Dropout" || op == "SoftmaxCrossEntropyLoss" || op == "Gather" ||
-      op == "GatherElements" || op == "Slice" || op == "Reshape" ||
-      op == "Expand" || op == "Unsqueeze" || op == "Squeeze" || op == "Split" ||
-      op == "Tile" || op == "Trilu" || op == "ReduceSum" || op == "ReduceMean" ||
-      op == "ReduceMax" || op == "ReduceMin")
-    return index == 0;
-  return true;
-}
-
-/// Names PyTorch code conventionally gives to non-trainable float buffers
-/// that flow into activations (rotary cos/sin caches, inverse frequencies).
-/// Structure cannot tell them from weights: both are multiplied in.
-static bool isConventionalBufferName(const std::string &name) {
-  std::string leaf = name.substr(name.find_last_of('.') + 1);
-  auto endsWith = [&](const char *suffix) {
-    std::string s(suffix);
-    return leaf.size() >= s.size() &&
-           leaf.compare(leaf.size() - s.size(), s.size(), s) == 0;
-  };
-  return endsWith("_cached") || endsWith("_cache") || leaf == "inv_freq" ||
-         name.find("rotary") != std::string::npos;
-}
-
-std::unordered_set<std::string> differentiableTensors(const onnx::GraphProto &g) {
-  std::unordered_set<std::string> live;
-  for (const auto &o : g.output())
-    if (o.type().has_tensor_type() &&
-        isFloatType(o.type().tensor_type().elem_type()))
-      live.insert(o.name());
-  for (int i = g.node_size() - 1; i >= 0; --i) {
-    const auto &n = g.node(i);
-    bool anyLive = false;
-    for (const auto &o : n.output())
-      anyLive |= live.count(o) > 0;
-    if (!anyLive)
-      continue;
-    for (int k = 0; k < n.input_size(); ++k)
-      if (!n.input(k).empty() && isDifferentiableInput(n.op_type(), k))
-        live.insert(n.input(k));
-  }
-  for (const auto &t : g.initializer())
-    if (isConventionalBufferName(t.name()))
-      live.erase(t.name());
-  return live;
 }
 
 } // namespace frenzy::import

@@ -22,6 +22,9 @@ namespace frenzy::import {
 /// An importer failure: one line for the user, no location prefix.
 struct ImportError {
   std::string message;
+  /// About the whole model or the command line, not the node being
+  /// converted when it was found (a --frozen pattern): no node prefix.
+  bool wholeModel = false;
 };
 
 struct LoadedModel {
@@ -35,7 +38,16 @@ struct LoadedModel {
 /// Reads a binary or text ONNX model and validates its envelope.
 std::optional<ImportError> loadModel(const std::string &path, LoadedModel &out);
 
+/// A symbolic input dim bound from the command line, as the user wrote it:
+/// errors about a value too large for the model name the flag to change.
+struct DimBinding {
+  std::string flag; // "--seq", "--batch" or "--dim=NAME"
+  int64_t value;
+};
+
 struct ResolvedGraph {
+  /// Bound dims, one per flag and value.
+  std::vector<DimBinding> bindings;
   /// Values known on the host: folded shape chains, literals, splat fills.
   std::unordered_map<std::string, ConstantTensor> constants;
   /// Static type of every tensor that is not a known constant.
@@ -48,11 +60,6 @@ struct ResolvedGraph {
 std::optional<ImportError> resolveShapes(LoadedModel &m,
                                          const OnnxImportOptions &options,
                                          ResolvedGraph &out);
-
-/// Names of tensors that can carry a gradient to a float output: a float
-/// initializer in this set is a trainable parameter, one outside is a
-/// buffer (a mask table, rotary cache, position ids).
-std::unordered_set<std::string> differentiableTensors(const onnx::GraphProto &g);
 
 } // namespace frenzy::import
 

@@ -1,6 +1,7 @@
 //===- CostModel.cpp - predicted time of a training step ------------------===//
 #include "frenzy/Planning/CostModel.h"
 
+#include "frenzy/Cluster/DeviceProfile.h"
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,6 +39,7 @@ FailureOr<CostModel> CostModel::build(ModuleOp module, Precision precision,
     oc.bytes = double(c.getBytesRead() + c.getBytesWritten()) * scale;
     oc.contraction =
         isa<MatMulOp, GemmOp, AttentionOp, AttentionGradOp>(op);
+    oc.attention = isa<AttentionOp, AttentionGradOp>(op);
     m.totalFlops += oc.flops;
     m.ops[blockIndexOf(op)].push_back(oc);
     // The hidden state crossing a block boundary: a forward value produced
@@ -58,6 +60,22 @@ FailureOr<CostModel> CostModel::build(ModuleOp module, Precision precision,
 
 double CostModel::blockSeconds(int64_t block, const GpuType &gpu,
                                int64_t microBatch) const {
+  if (gpu.profile) { // measured rates (frenzy-calibrate), at this size
+    auto key = std::make_tuple(block, gpu.name, microBatch);
+    auto it = profiled.find(key);
+    if (it != profiled.end())
+      return it->second;
+    double f = double(microBatch) / double(batch0), s = 0;
+    auto b = ops.find(block);
+    if (b != ops.end())
+      for (const OpCost &oc : b->second)
+        s += gpu.profile->kernelSeconds(
+            oc.attention     ? KernelKind::Attention
+            : oc.contraction ? KernelKind::Contraction
+                             : KernelKind::MemoryBound,
+            oc.flops * f, oc.bytes * f);
+    return profiled[key] = s;
+  }
   auto key = std::make_pair(block, gpu.name);
   auto it = cache.find(key);
   double perBatch0;

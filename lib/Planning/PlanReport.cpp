@@ -1,6 +1,8 @@
 //===- PlanReport.cpp - the partition plan as a table or JSON -------------===//
 #include "frenzy/Planning/Partitioner.h"
 
+#include "frenzy/Cluster/DeviceProfile.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -29,8 +31,10 @@ Totals totals(const PartitionPlan &plan, const ClusterSpec &cluster,
   Totals t;
   for (const ClusterNode &n : cluster.nodes) {
     t.gpusTotal += n.count;
-    if (const GpuType *g = cluster.gpuType(n.gpu))
-      t.clusterTflops += g->tensorTflops * double(n.count);
+    if (const GpuType *g = cluster.gpuType(n.gpu)) // measured, when it was
+      t.clusterTflops += (g->profile ? g->profile->peakFlops() / 1e12
+                                     : g->tensorTflops) *
+                         double(n.count);
   }
   for (const Pipeline &p : plan.pipelines)
     for (const Stage &s : p.stages)
@@ -90,9 +94,16 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
                       plan.stepSeconds() * 1e3, plan.pipelineSeconds * 1e3,
                       plan.allReduceSeconds * 1e3,
                       plan.optimizerSeconds * 1e3);
-  os << llvm::formatv("throughput: {0:f0} tokens/s, MFU {1:f1}% of the "
-                      "cluster's {2:f0} TFLOPS\n",
-                      t.tokensPerSecond, 100.0 * t.mfu, t.clusterTflops);
+  // CPU ranks reach tens of GFLOPS: in TFLOPS the peak would print as 0.
+  if (t.clusterTflops < 1.0)
+    os << llvm::formatv("throughput: {0:f0} tokens/s, MFU {1:f1}% of the "
+                        "cluster's {2:f1} GFLOPS\n",
+                        t.tokensPerSecond, 100.0 * t.mfu,
+                        t.clusterTflops * 1e3);
+  else
+    os << llvm::formatv("throughput: {0:f0} tokens/s, MFU {1:f1}% of the "
+                        "cluster's {2:f0} TFLOPS\n",
+                        t.tokensPerSecond, 100.0 * t.mfu, t.clusterTflops);
 }
 
 void frenzy::printPlanJson(const PartitionPlan &plan,

@@ -199,7 +199,8 @@ static int32_t programFor(const plan::Plan &out, int64_t tp) {
 void frenzy::addStagePrograms(const PartitionPlan &pp,
                               const ClusterSpec &cluster,
                               const PartitionOptions &o,
-                              PipelineSchedule schedule, plan::Plan &out) {
+                              const ScheduleOrders &schedule,
+                              plan::Plan &out) {
   out.set_micro_batch(pp.microBatch);
   out.set_global_batch(o.globalBatch);
   out.set_predicted_step_seconds(pp.stepSeconds());

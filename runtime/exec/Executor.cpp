@@ -5,12 +5,14 @@
 #include "SeededInit.h"
 #include "plan/PlanPrograms.h"
 #include "plan/PlanVersion.h"
+#include "plan/TraceFormat.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 namespace frenzy::rt {
 
@@ -22,6 +24,33 @@ static const plan::Program &checkedProgram(const plan::Plan &p,
                        std::to_string(p.more_programs_size() + 1) +
                        " does not exist; re-run frenzy-opt");
   return *prog;
+}
+
+/// The tensors allocated up front must fit in the machine's memory: zeroing
+/// more than it has would end in the kernel's out-of-memory kill, not an
+/// error line. (Sizes are validated, so the sum cannot overflow.)
+static void checkFitsInMemory(const plan::Program &prog,
+                              const std::vector<bool> &used) {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return;
+  int64_t have = int64_t(pages) * pageSize, need = 0;
+  // Each tensor is at most 2^40 bytes: stopping once past `have` keeps the
+  // sum far from overflow.
+  for (int32_t i = 0; i < prog.tensors_size() && need <= have; ++i) {
+    const plan::Tensor &pt = prog.tensors(i);
+    if (!used[i] || pt.kind() == plan::ACTIVATION)
+      continue;
+    int64_t b = elementBytes(pt.dtype());
+    for (int64_t d : pt.shape())
+      b *= d;
+    need += b;
+  }
+  if (need > have)
+    throw RuntimeError("plan: its parameters, inputs and constants need " +
+                       std::to_string(need) + " bytes; this machine has " +
+                       std::to_string(int64_t(pages) * pageSize) +
+                       " bytes of memory");
 }
 
 Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
@@ -54,6 +83,7 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
         if (id >= 0 && id < n)
           used[id] = true;
   }
+  checkFitsInMemory(prog, used);
   tensors.resize(n);
   for (int32_t i = 0; i < n; ++i) {
     const plan::Tensor &pt = prog.tensors(i);
@@ -86,6 +116,7 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
   }
   const KernelTable &table = kernelTable();
   kernels.assign(prog.instrs_size(), nullptr);
+  opClass.assign(prog.instrs_size(), 0);
   for (int32_t i : order) {
     const plan::Instr &in = prog.instrs(i);
     auto it = table.find(in.op());
@@ -94,6 +125,7 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
                          "' (node '" + in.node() +
                          "'), which this runtime does not have");
     kernels[i] = it->second;
+    opClass[i] = uint8_t(plan::opClassOf(in.op()));
     for (int32_t id : in.inputs())
       if (id < 0 || id >= n)
         throw RuntimeError("plan: instruction '" + in.op() +
@@ -328,8 +360,15 @@ void Executor::run(const std::vector<int32_t> &instrs) {
       throw RuntimeError("instruction " + std::to_string(i) +
                          " is not among this rank's instructions");
     KernelArgs args{in, {}, {}, ctx};
-    for (int32_t id : in.inputs())
+    for (int32_t id : in.inputs()) {
+      // A stream the validator could not order (a receive that never came)
+      // must not hand a kernel an unallocated operand.
+      if (tensors[id].storage.empty() && tensors[id].numel() > 0)
+        throw RuntimeError("plan: instruction " + std::to_string(i) + " (" +
+                           in.op() + ") reads tensor " + std::to_string(id) +
+                           " before it is written; re-run frenzy-opt");
       args.in.push_back(&tensors[id]);
+    }
     bool producesLoss = false;
     for (int32_t id : in.outputs()) {
       args.out.push_back(&tensors[id]);
@@ -344,15 +383,21 @@ void Executor::run(const std::vector<int32_t> &instrs) {
                              [](Tensor *t) { return t->numel() == 0; });
     ctx.workspaceBytes = 0;
     if (!empty) {
-      auto t0 = profiling ? std::chrono::steady_clock::now()
-                          : std::chrono::steady_clock::time_point();
+      bool timed = profiling || classTimes;
+      auto t0 = timed ? std::chrono::steady_clock::now()
+                      : std::chrono::steady_clock::time_point();
       kernels[i](args);
-      if (profiling) {
-        auto &slot = kernelTime[in.op()];
-        slot.first += std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - t0)
-                          .count();
-        ++slot.second;
+      if (timed) {
+        double sec = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - t0)
+                         .count();
+        if (classTimes)
+          classTimes[opClass[i]] += sec;
+        if (profiling) {
+          auto &slot = kernelTime[in.op()];
+          slot.first += sec;
+          ++slot.second;
+        }
       }
     }
     activationPeak = std::max(activationPeak, live + ctx.workspaceBytes);

@@ -9,6 +9,7 @@
 #include "Executor.h"
 #include "LaunchOptions.h"
 #include "TokenInputs.h"
+#include "Trace.h"
 #include "WeightExport.h"
 
 #include <algorithm>
@@ -99,12 +100,36 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
   if (first > 1)
     std::printf("resumed from %s at step %" PRId64 "\n", o.resumeDir.c_str(),
                 first - 1);
+  std::string tracePath = usableTracePath(o);
+  std::unique_ptr<Trace> trace;
+  std::vector<plan::Phase> phases;
+  if (!tracePath.empty()) {
+    trace = std::make_unique<Trace>(0);
+    ex.setClassTimes(trace->classSeconds());
+    phases = plan::oneRankPhases(ex.program());
+  }
   double totalSeconds = 0;
   for (int64_t step = first; step <= o.steps; ++step) {
     if (data)
       tokens.fill(*data, step, tokens.rows(), 0);
     auto t0 = std::chrono::steady_clock::now();
-    ex.runStep(step, o.seed);
+    if (trace) {
+      double stepStart = trace->now(), cpuStart = Trace::cpuNow();
+      ex.beginStep(step, o.seed);
+      for (const plan::Phase &ph : phases) {
+        double start = trace->now(), cpu0 = Trace::cpuNow();
+        ex.run(ph.instrs);
+        auto args = trace->takeClassArgs();
+        args.emplace_back("cpu_us", Trace::cpuNow() - cpu0);
+        trace->slice(plan::kComputeThread, ph.name, ph.cat, start,
+                     std::move(args));
+      }
+      trace->slice(plan::kComputeThread, "step", "step", stepStart,
+                   {{"step", double(step)},
+                    {"cpu_us", Trace::cpuNow() - cpuStart}});
+    } else {
+      ex.runStep(step, o.seed);
+    }
     double sec = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - t0)
                      .count();
@@ -123,6 +148,11 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
     ckpt.afterStep(step, ex);
   }
   ckpt.finish(o.steps, ex);
+  if (trace) {
+    writeTraceFile(tracePath, 1, int(o.steps - first + 1),
+                   {trace->serialize("rank 0 (one rank)")});
+    std::printf("wrote the measured timeline to %s\n", tracePath.c_str());
+  }
   if (!o.exportOnnx.empty()) {
     exportWeights(p, heldParameters(ex), o.exportOnnx);
     std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());
@@ -146,16 +176,21 @@ int main(int argc, char **argv) {
   try {
     Options o = parseArgs(argc, argv);
     plan::Plan p = readPlan(o.plan);
-    if (p.ranks_size() > 1 || !o.hostfile.empty())
+    // A partitioned plan (stages, micro-batches: frenzy-opt --global-batch,
+    // even on one device) runs its stage schedule; only a plain one-program
+    // plan runs here directly.
+    if (p.ranks_size() > 1 || p.stages_size() > 0 || !o.hostfile.empty())
       return runMultiRank(o, p, argc, argv);
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "frenzy-launch: error: %s\n", e.what());
+    std::fprintf(stderr, "frenzy-launch: error: %s\n",
+                 printable(e.what()).c_str());
     return 1;
   } catch (const std::exception &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "frenzy-launch: error: %s\n", e.what());
+    std::fprintf(stderr, "frenzy-launch: error: %s\n",
+                 printable(e.what()).c_str());
     return 1;
   }
 }

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <map>
+#include <tuple>
 
 namespace frenzy {
 
@@ -56,7 +57,7 @@ public:
 private:
   struct OpCost {
     double flops = 0, bytes = 0;
-    bool contraction = false;
+    bool contraction = false, attention = false;
   };
   std::map<int64_t, std::vector<OpCost>> ops; // by block, at batch0
   std::map<int64_t, int64_t> params;
@@ -65,6 +66,10 @@ private:
   Precision prec = Precision::BF16Mixed;
   Efficiency eff;
   mutable std::map<std::pair<int64_t, std::string>, double> cache;
+  /// A calibrated type's seconds by (block, type, micro-batch): measured
+  /// rates depend on the kernel's size, so they do not scale linearly.
+  mutable std::map<std::tuple<int64_t, std::string, int64_t>, double>
+      profiled;
 };
 
 } // namespace frenzy
