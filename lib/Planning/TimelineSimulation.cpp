@@ -167,15 +167,6 @@ private:
     const plan::Program &prog = *plan::programAt(plan, st->program());
     const DeviceProfile &p = profileOf(r.gpu_type());
     int64_t tpSize = st->ranks_size();
-    // CPU ranks beyond the node's cores share them (MPI waits spin, so a
-    // waiting rank takes its share too): everything runs that much slower.
-    double share = 1;
-    if (p.cores > 0) {
-      int onNode = 0;
-      for (const plan::Rank &o : plan.ranks())
-        onNode += o.node() == r.node() && o.gpu_type() == r.gpu_type();
-      share = std::max(1.0, double(onNode) / double(p.cores));
-    }
     LinkProfile tpLink =
         linkBetween(r, plan.ranks(st->ranks((r.tp_rank() + 1) % tpSize)));
     std::vector<int32_t> fwd(st->forward_instrs().begin(),
@@ -316,12 +307,6 @@ private:
         break;
       }
     }
-    for (Op &o : ops) {
-      o.seconds *= share;
-      for (auto &[key, v] : o.args)
-        if (key != "bytes")
-          v *= share;
-    }
     return ops;
   }
 
@@ -350,59 +335,147 @@ private:
     out.events.push_back(std::move(e));
   }
 
-  /// Advances every rank as far as its dependencies allow, until all end.
+  /// The cores each rank's node gives its CPU ranks (0: one core each).
+  std::vector<std::pair<std::string, int>> coresOfRanks() {
+    std::vector<std::pair<std::string, int>> c;
+    if (plan.ranks_size() <= 1)
+      return {{"", 0}};
+    for (const plan::Rank &r : plan.ranks())
+      c.emplace_back(r.node() + "/" + r.gpu_type(),
+                     profileOf(r.gpu_type()).cores);
+    return c;
+  }
+
+  /// Plays the ranks in time order. A rank runs while it can: its compute,
+  /// sends, and receives and collectives whose inputs are there. A rank
+  /// whose message is not there yet waits; on a node with more CPU ranks
+  /// than cores it gives its core up while it waits (frenzy-launch runs
+  /// oversubscribed ranks with Open MPI's mpi_yield_when_idle), and a rank
+  /// that can run again queues for a free core, first come first served,
+  /// then keeps it until it waits again (as SCHED_FIFO ranks do; the
+  /// kernel's time slices under normal scheduling share the same work
+  /// among the same cores, docs/calibration.md).
   void play() {
     size_t R = rankOps.size();
+    auto nodeCores = coresOfRanks();
+    std::map<std::string, int> freeCores;
+    for (auto &[node, cores] : nodeCores)
+      freeCores[node] = cores > 0 ? cores : 1 << 30;
+    enum State { Runnable, Queued, Running, Blocked, Done };
+    std::vector<State> state(R, Runnable);
+    std::vector<bool> holds(R, false);
     std::vector<size_t> next(R, 0);
-    std::vector<double> now(R, 0);
-    std::map<std::string, double> sent;                      // key -> ready
-    std::map<std::string, std::map<int, double>> arrived;    // collective
-    bool progress = true;
-    while (progress) {
-      progress = false;
-      for (size_t r = 0; r < R; ++r)
-        while (next[r] < rankOps[r].size()) {
+    std::vector<double> endAt(R, 0), since(R, 0), opStart(R, 0);
+    std::vector<double> queuedAt(R, 0);
+    std::map<std::string, double> sent;                   // key -> ready
+    std::map<std::string, std::map<int, double>> arrived; // collective
+    double t = 0;
+    auto release = [&](size_t r) {
+      if (holds[r])
+        ++freeCores[nodeCores[r].first];
+      holds[r] = false;
+    };
+    for (;;) {
+      // Every rank that is not running decides what it can do now.
+      bool changed = true;
+      while (changed) {
+        changed = false;
+        for (size_t r = 0; r < R; ++r) {
+          if (state[r] == Running || state[r] == Done || state[r] == Queued)
+            continue;
+          if (next[r] == rankOps[r].size()) {
+            release(r);
+            state[r] = Done;
+            changed = true;
+            continue;
+          }
           const Op &o = rankOps[r][next[r]];
-          double &t = now[r];
-          if (o.kind == Op::Compute) {
-            slice(int(r), o, t, o.seconds);
-            t += o.seconds;
-          } else if (o.kind == Op::Send) {
-            slice(int(r), o, t, o.seconds);
-            t += o.seconds;
-            sent[o.key] = t;
-          } else if (o.kind == Op::Recv) {
+          bool ready = true;
+          if (o.kind == Op::Recv) {
             auto it = sent.find(o.key);
-            if (it == sent.end())
-              break;
-            double start = std::max(t, it->second);
-            wait(int(r), o.waitName, t, start);
-            slice(int(r), o, start, o.seconds);
-            t = start + o.seconds;
-          } else {
+            ready = it != sent.end() && it->second <= t + 1e-12;
+          } else if (o.kind == Op::Collective) {
             auto &who = arrived[o.key];
             who.emplace(int(r), t);
-            if (int(who.size()) < o.members)
-              break;
-            double start = 0;
-            for (auto &[k, at] : who)
-              start = std::max(start, at);
-            wait(int(r), o.waitName, t, start);
-            slice(int(r), o, start, o.seconds);
-            t = start + o.seconds;
+            ready = int(who.size()) >= o.members;
           }
-          ++next[r];
-          progress = true;
+          if (!ready) {
+            if (state[r] != Blocked) {
+              release(r);
+              state[r] = Blocked;
+              since[r] = t;
+            }
+            continue;
+          }
+          if (state[r] == Blocked)
+            changed = true;
+          if (!holds[r]) {
+            if (state[r] != Blocked)
+              since[r] = t;
+            state[r] = Queued;
+            queuedAt[r] = t + 1e-15 * double(r);
+            continue;
+          }
+          state[r] = Running; // holds its core: starts at once
+          opStart[r] = t;
+          endAt[r] = t + o.seconds;
         }
+        // Free cores go to the ranks that have queued longest.
+        std::vector<size_t> queue;
+        for (size_t r = 0; r < R; ++r)
+          if (state[r] == Queued)
+            queue.push_back(r);
+        std::sort(queue.begin(), queue.end(), [&](size_t a, size_t b) {
+          return queuedAt[a] < queuedAt[b];
+        });
+        for (size_t r : queue) {
+          int &f = freeCores[nodeCores[r].first];
+          if (f == 0)
+            continue;
+          --f;
+          holds[r] = true;
+          const Op &o = rankOps[r][next[r]];
+          if (o.kind != Op::Compute && t - since[r] > 1e-12)
+            wait(int(r), o.waitName, since[r], t);
+          state[r] = Running;
+          opStart[r] = t;
+          endAt[r] = t + o.seconds;
+        }
+      }
+      // The next event: an op ends, or a message that is on its way lands.
+      double tNext = 1e300;
+      for (size_t r = 0; r < R; ++r)
+        if (state[r] == Running)
+          tNext = std::min(tNext, endAt[r]);
+      for (auto &[key, at] : sent)
+        if (at > t + 1e-12)
+          tNext = std::min(tNext, at);
+      if (tNext == 1e300)
+        break; // all done (or a plan that cannot finish: stop)
+      t = tNext;
+      for (size_t r = 0; r < R; ++r) {
+        if (state[r] != Running || endAt[r] > t + 1e-12)
+          continue;
+        const Op &o = rankOps[r][next[r]];
+        slice(int(r), o, opStart[r], o.seconds);
+        if (o.kind == Op::Send)
+          sent[o.key] = t;
+        ++next[r];
+        since[r] = t;
+        state[r] = Runnable;
+      }
     }
-    out.rankSeconds = now;
+    out.rankSeconds.assign(R, 0);
     for (size_t r = 0; r < R; ++r) {
-      out.stepSeconds = std::max(out.stepSeconds, now[r]);
+      out.rankSeconds[r] = state[r] == Done ? since[r] : t;
+      out.stepSeconds = std::max(out.stepSeconds, out.rankSeconds[r]);
+    }
+    for (size_t r = 0; r < R; ++r) {
       Op step;
       step.name = "step";
       step.cat = "step";
       step.args = {{"step", 1}};
-      slice(int(r), step, 0, now[r]);
+      slice(int(r), step, 0, out.rankSeconds[r]);
     }
   }
 
