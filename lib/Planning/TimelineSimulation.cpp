@@ -35,6 +35,7 @@ struct Op {
   Args args;
   std::string key;         // Send/Recv: the message; Collective: its id
   int members = 0;         // Collective: ranks taking part
+  int step = 0;            // which of the played steps
   std::string waitName;    // Recv/Collective: the wait slice's name
 };
 
@@ -48,6 +49,7 @@ public:
     else
       for (const plan::Rank &r : plan.ranks())
         rankOps.push_back(opsOf(r));
+    repeatSteps();
     play();
     return std::move(out);
   }
@@ -300,6 +302,15 @@ private:
                                         : l.latency + bytes / l.bandwidth;
             o.waitName = "wait tied params";
             ops.push_back(o);
+            // The owner's sync ends when the receiver has the parameters
+            // (the runtime waits for its sends; a large one completes only
+            // once received), inside the owner's one "sync tied params".
+            Op ack;
+            ack.kind = r.id() == owner ? Op::Recv : Op::Send;
+            ack.name = "sync tied params";
+            ack.cat = "comm";
+            ack.key = o.key + ":received";
+            ops.push_back(ack);
           }
         }
         break;
@@ -310,7 +321,30 @@ private:
     return ops;
   }
 
+  /// Steps overlap: nothing waits for every rank between two steps, so a
+  /// rank that ends its step early starts the next one while the others
+  /// finish theirs (and, on a shared core, takes the core from them). The
+  /// steady state is what a run's median step measures: every rank's
+  /// stream is played kSteps times and the one before the last (which the
+  /// next step's early ranks disturb, as in a run) is the prediction.
+  static constexpr int kSteps = 5, kShown = kSteps - 2;
+  void repeatSteps() {
+    for (std::vector<Op> &ops : rankOps) {
+      size_t n = ops.size();
+      for (int k = 1; k < kSteps; ++k)
+        for (size_t i = 0; i < n; ++i) {
+          Op o = ops[i];
+          o.step = k;
+          if (!o.key.empty())
+            o.key += "@" + std::to_string(k);
+          ops.push_back(std::move(o));
+        }
+    }
+  }
+
   void slice(int rank, const Op &o, double start, double seconds) {
+    if (o.step != kShown)
+      return;
     plan::TraceEvent e;
     e.pid = rank;
     e.tid = o.kind == Op::Compute ? plan::kComputeThread : plan::kCommThread;
@@ -322,9 +356,10 @@ private:
     out.events.push_back(std::move(e));
   }
 
-  void wait(int rank, const std::string &name, double from, double to) {
-    if (to - from <= 1e-9)
+  void wait(int rank, const Op &o, double from, double to) {
+    if (to - from <= 1e-9 || o.step != kShown || o.waitName.empty())
       return;
+    const std::string &name = o.waitName;
     plan::TraceEvent e;
     e.pid = rank;
     e.tid = plan::kCommThread;
@@ -335,44 +370,50 @@ private:
     out.events.push_back(std::move(e));
   }
 
-  /// The cores each rank's node gives its CPU ranks (0: one core each).
-  std::vector<std::pair<std::string, int>> coresOfRanks() {
-    std::vector<std::pair<std::string, int>> c;
-    if (plan.ranks_size() <= 1)
-      return {{"", 0}};
+  /// The core each rank runs on, when its node has more CPU ranks than
+  /// cores: frenzy-launch binds them round-robin (the node's i-th rank on
+  /// core i mod cores). Otherwise each rank has a core of its own ("").
+  std::vector<std::string> coreOfRanks() {
+    std::vector<std::string> core(std::max(1, plan.ranks_size()));
+    std::map<std::string, int> onNode, seen;
     for (const plan::Rank &r : plan.ranks())
-      c.emplace_back(r.node() + "/" + r.gpu_type(),
-                     profileOf(r.gpu_type()).cores);
-    return c;
+      ++onNode[r.node() + "/" + r.gpu_type()];
+    for (const plan::Rank &r : plan.ranks()) {
+      std::string node = r.node() + "/" + r.gpu_type();
+      int cores = profileOf(r.gpu_type()).cores;
+      int i = seen[node]++;
+      if (plan.ranks_size() > 1 && cores > 0 && onNode[node] > cores)
+        core[r.id()] = node + "#" + std::to_string(i % cores);
+    }
+    return core;
   }
 
   /// Plays the ranks in time order. A rank runs while it can: its compute,
   /// sends, and receives and collectives whose inputs are there. A rank
-  /// whose message is not there yet waits; on a node with more CPU ranks
-  /// than cores it gives its core up while it waits (frenzy-launch runs
-  /// oversubscribed ranks with Open MPI's mpi_yield_when_idle), and a rank
-  /// that can run again queues for a free core, first come first served,
-  /// then keeps it until it waits again (as SCHED_FIFO ranks do; the
-  /// kernel's time slices under normal scheduling share the same work
-  /// among the same cores, docs/calibration.md).
+  /// whose message is not there yet waits. Where ranks share a core, the
+  /// waiting one gives it up (frenzy-launch runs oversubscribed ranks with
+  /// Open MPI's mpi_yield_when_idle) and a rank that can run again queues
+  /// for its core, first come first served, then keeps it until it waits
+  /// again (as under SCHED_FIFO; the kernel's time slices under normal
+  /// scheduling share the same work among the same ranks differently).
   void play() {
     size_t R = rankOps.size();
-    auto nodeCores = coresOfRanks();
+    auto coreOf = coreOfRanks();
     std::map<std::string, int> freeCores;
-    for (auto &[node, cores] : nodeCores)
-      freeCores[node] = cores > 0 ? cores : 1 << 30;
+    for (const std::string &c : coreOf)
+      freeCores[c] = c.empty() ? 1 << 30 : 1;
     enum State { Runnable, Queued, Running, Blocked, Done };
     std::vector<State> state(R, Runnable);
     std::vector<bool> holds(R, false);
     std::vector<size_t> next(R, 0);
     std::vector<double> endAt(R, 0), since(R, 0), opStart(R, 0);
-    std::vector<double> queuedAt(R, 0);
+    std::vector<double> queuedAt(R, 0), lastStart(R, 0), lastEnd(R, 0);
     std::map<std::string, double> sent;                   // key -> ready
     std::map<std::string, std::map<int, double>> arrived; // collective
     double t = 0;
     auto release = [&](size_t r) {
       if (holds[r])
-        ++freeCores[nodeCores[r].first];
+        ++freeCores[coreOf[r]];
       holds[r] = false;
     };
     for (;;) {
@@ -429,16 +470,16 @@ private:
           return queuedAt[a] < queuedAt[b];
         });
         for (size_t r : queue) {
-          int &f = freeCores[nodeCores[r].first];
+          int &f = freeCores[coreOf[r]];
           if (f == 0)
             continue;
           --f;
           holds[r] = true;
           const Op &o = rankOps[r][next[r]];
           if (o.kind != Op::Compute && t - since[r] > 1e-12)
-            wait(int(r), o.waitName, since[r], t);
+            wait(int(r), o, since[r], t);
           state[r] = Running;
-          opStart[r] = t;
+          opStart[r] = o.waitName.empty() && o.kind == Op::Recv ? since[r] : t;
           endAt[r] = t + o.seconds;
         }
       }
@@ -457,25 +498,32 @@ private:
         if (state[r] != Running || endAt[r] > t + 1e-12)
           continue;
         const Op &o = rankOps[r][next[r]];
-        slice(int(r), o, opStart[r], o.seconds);
+        slice(int(r), o, opStart[r], t - opStart[r]);
         if (o.kind == Op::Send)
           sent[o.key] = t;
-        ++next[r];
+        size_t perStep = rankOps[r].size() / kSteps;
+        if (++next[r] == perStep * kShown)
+          lastStart[r] = t;
+        if (next[r] == perStep * (kShown + 1))
+          lastEnd[r] = t;
         since[r] = t;
         state[r] = Runnable;
       }
     }
+    // The step shown, from the earliest rank's start of it.
+    double base = *std::min_element(lastStart.begin(), lastStart.end());
+    for (plan::TraceEvent &e : out.events)
+      e.startUs -= base * 1e6;
     out.rankSeconds.assign(R, 0);
     for (size_t r = 0; r < R; ++r) {
-      out.rankSeconds[r] = state[r] == Done ? since[r] : t;
+      out.rankSeconds[r] = lastEnd[r] - lastStart[r];
       out.stepSeconds = std::max(out.stepSeconds, out.rankSeconds[r]);
-    }
-    for (size_t r = 0; r < R; ++r) {
       Op step;
       step.name = "step";
       step.cat = "step";
+      step.step = kShown;
       step.args = {{"step", 1}};
-      slice(int(r), step, 0, out.rankSeconds[r]);
+      slice(int(r), step, lastStart[r] - base, out.rankSeconds[r]);
     }
   }
 
