@@ -243,16 +243,14 @@ llvm::Expected<ClusterSpec> frenzy::readClusterFile(llvm::StringRef path) {
        << ": " << d.getMessage();
   };
   ClusterSpec spec;
+  llvm::yaml::Input in((*buf)->getMemBufferRef(), nullptr, handler, &diag);
   // A file with no document (empty, only comments or "---"), or one whose
   // document does not parse, leaves YAML I/O no node to report a missing
-  // field at, and it crashes trying: both stop here. The check reads the
-  // file with an Input of its own: a document's nodes can be walked once,
-  // and a second walk by the same Input fails on valid files.
-  llvm::yaml::Input probe((*buf)->getMemBufferRef(), nullptr, handler, &diag);
-  bool hasDocument = probe.setCurrentDocument();
-  if (probe.error())
+  // field at, and it crashes trying: both stop here.
+  bool hasDocument = in.setCurrentDocument();
+  if (in.error())
     return llvm::createStringError(
-        probe.error(), "%s",
+        in.error(), "%s",
         diag.empty() ? (path + ": not a YAML document").str().c_str()
                      : diag.c_str());
   if (!hasDocument)
@@ -261,8 +259,10 @@ llvm::Expected<ClusterSpec> frenzy::readClusterFile(llvm::StringRef path) {
         "%s: the cluster file is empty; it lists the nodes, e.g. 'nodes: "
         "[{name: n0, gpu: A100-80G, count: 8}]'",
         path.str().c_str());
-  llvm::yaml::Input in((*buf)->getMemBufferRef(), nullptr, handler, &diag);
-  in >> spec;
+  // Not `in >> spec`: that sets the document again, and a document's nodes
+  // can be walked only once.
+  llvm::yaml::EmptyContext context;
+  llvm::yaml::yamlize(in, spec, true, context);
   if (in.error())
     return llvm::createStringError(
         in.error(), "%s",

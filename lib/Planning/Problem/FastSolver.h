@@ -66,6 +66,7 @@ private:
   DeviceGroups groups;
   std::vector<int64_t> smallestNeed; // per device, for errors and reasons
   std::map<int64_t, std::vector<Template>> templates; // by micro-batch
+  bool mixedPipelines = true;
 };
 
 } // namespace frenzy::plan
