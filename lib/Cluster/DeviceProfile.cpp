@@ -149,6 +149,13 @@ double DeviceProfile::kernelSeconds(const std::string &op, KernelKind kind,
   return opOverhead + bytes / interpolate(it->second, bytes);
 }
 
+double DeviceProfile::peakFlops() const {
+  double best = 0;
+  for (const RatePoint &p : matmul)
+    best = std::max(best, p.rate);
+  return best;
+}
+
 const LinkProfile *DeviceProfile::link(const std::string &kind) const {
   auto it = links.find(kind);
   if (it == links.end())

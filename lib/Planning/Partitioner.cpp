@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Planning/Partitioner.h"
 
+#include "frenzy/Cluster/DeviceProfile.h"
+
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -87,8 +89,13 @@ frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
       p.devices.push_back(std::move(d));
       it = p.devices.end() - 1;
     }
-    p.nodes.push_back({n.name, int(it - p.devices.begin()), n.count,
-                       n.bandwidthGBs()});
+    // A calibrated type's collectives run at the measured all-reduce rate
+    // of its link kind (the scoring multiplies by the network efficiency).
+    double linkGBs = n.bandwidthGBs();
+    if (g->profile && g->profile->calibrated)
+      if (const LinkProfile *l = g->profile->link(n.link))
+        linkGBs = l->reduceBandwidth / 1e9 / e.network;
+    p.nodes.push_back({n.name, int(it - p.devices.begin()), n.count, linkGBs});
   }
   return p;
 }

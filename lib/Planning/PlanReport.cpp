@@ -1,6 +1,8 @@
 //===- PlanReport.cpp - the partition plan as a table or JSON -------------===//
 #include "frenzy/Planning/Partitioner.h"
 
+#include "frenzy/Cluster/DeviceProfile.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -29,8 +31,10 @@ Totals totals(const PartitionPlan &plan, const ClusterSpec &cluster,
   Totals t;
   for (const ClusterNode &n : cluster.nodes) {
     t.gpusTotal += n.count;
-    if (const GpuType *g = cluster.gpuType(n.gpu))
-      t.clusterTflops += g->tensorTflops * double(n.count);
+    if (const GpuType *g = cluster.gpuType(n.gpu)) // measured, when it was
+      t.clusterTflops += (g->profile ? g->profile->peakFlops() / 1e12
+                                     : g->tensorTflops) *
+                         double(n.count);
   }
   for (const Pipeline &p : plan.pipelines)
     for (const Stage &s : p.stages)

@@ -65,32 +65,6 @@ void printProfile(const Executor &ex, double totalSeconds) {
                 t.second, 100.0 * t.first / totalSeconds);
 }
 
-/// A one-rank step as traced phases: runs of the program's instructions
-/// named as a pipeline stage's actions are ("forward mb 0", "backward mb 0",
-/// "optimizer"), so its trace reads like a one-stage pipeline's.
-struct Phase {
-  std::string name;
-  const char *cat;
-  std::vector<int32_t> instrs;
-};
-
-std::vector<Phase> tracedPhases(const plan::Program &prog) {
-  std::vector<Phase> phases;
-  bool backward = false;
-  for (int32_t i = 0; i < prog.instrs_size(); ++i) {
-    const plan::Instr &in = prog.instrs(i);
-    backward |= in.backward();
-    bool update = plan::opClassOf(in.op()) == plan::kOptimizer;
-    std::string name = update     ? "optimizer"
-                       : backward ? "backward mb 0"
-                                  : "forward mb 0";
-    if (phases.empty() || phases.back().name != name)
-      phases.push_back({name, update ? "optimizer" : "compute", {}});
-    phases.back().instrs.push_back(i);
-  }
-  return phases;
-}
-
 } // namespace
 
 int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
@@ -128,11 +102,11 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
                 first - 1);
   std::string tracePath = usableTracePath(o);
   std::unique_ptr<Trace> trace;
-  std::vector<Phase> phases;
+  std::vector<plan::Phase> phases;
   if (!tracePath.empty()) {
     trace = std::make_unique<Trace>(0);
     ex.setClassTimes(trace->classSeconds());
-    phases = tracedPhases(ex.program());
+    phases = plan::oneRankPhases(ex.program());
   }
   double totalSeconds = 0;
   for (int64_t step = first; step <= o.steps; ++step) {
@@ -142,7 +116,7 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
     if (trace) {
       double stepStart = trace->now(), cpuStart = Trace::cpuNow();
       ex.beginStep(step, o.seed);
-      for (const Phase &ph : phases) {
+      for (const plan::Phase &ph : phases) {
         double start = trace->now(), cpu0 = Trace::cpuNow();
         ex.run(ph.instrs);
         auto args = trace->takeClassArgs();
@@ -202,7 +176,10 @@ int main(int argc, char **argv) {
   try {
     Options o = parseArgs(argc, argv);
     plan::Plan p = readPlan(o.plan);
-    if (p.ranks_size() > 1 || !o.hostfile.empty())
+    // A partitioned plan (stages, micro-batches: frenzy-opt --global-batch,
+    // even on one device) runs its stage schedule; only a plain one-program
+    // plan runs here directly.
+    if (p.ranks_size() > 1 || p.stages_size() > 0 || !o.hostfile.empty())
       return runMultiRank(o, p, argc, argv);
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {

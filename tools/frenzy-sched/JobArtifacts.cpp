@@ -43,12 +43,12 @@ static std::string num(double v) {
   return buf;
 }
 
-static void writeJobCluster(const JobResult &r, const SchedCluster &c,
-                            llvm::raw_ostream &os) {
+static void writeJobCluster(const std::string &name, const Placement &placement,
+                            const SchedCluster &c, llvm::raw_ostream &os) {
   const ClusterSpec &spec = c.spec();
-  os << "# The GPUs frenzy-sched gave job '" << r.name << "'.\n";
-  os << "name: " << r.name << "\nnodes:\n";
-  for (const NodeGrant &g : r.placement) {
+  os << "# The GPUs frenzy-sched gave job '" << name << "'.\n";
+  os << "name: " << name << "\nnodes:\n";
+  for (const NodeGrant &g : placement) {
     const ClusterNode &n = spec.nodes[g.node];
     os << "  - {name: " << n.name << ", gpu: " << n.gpu
        << ", count: " << g.count << ", link: " << n.link;
@@ -68,6 +68,35 @@ static void writeJobCluster(const JobResult &r, const SchedCluster &c,
          << ", bandwidth_gbs: " << num(g.memoryGBs)
          << ", bf16: " << (g.bf16 ? "true" : "false") << "}\n";
   }
+}
+
+int frenzy::sched::makeJobPlan(const JobSpec &spec, const Placement &p,
+                                const SchedCluster &c,
+                                const std::string &frenzyOpt,
+                                const std::string &base) {
+  std::string clusterPath = base + ".cluster.yaml", plan = base + ".plan.bin";
+  {
+    auto os = create(clusterPath);
+    if (!os)
+      return 1;
+    writeJobCluster(spec.name, p, c, *os);
+  }
+  std::string gb = "--global-batch=" + std::to_string(spec.globalBatch);
+  // A one-GPU plan runs the whole batch in one step (multi-GPU plans bind
+  // the micro-batch themselves).
+  std::string b = "--batch=" + std::to_string(spec.globalBatch);
+  std::string seq = "--seq=" + std::to_string(spec.seq);
+  std::string cl = "--cluster=" + clusterPath;
+  llvm::SmallVector<llvm::StringRef> args = {frenzyOpt, spec.onnx, cl, gb, b,
+                                             seq,       "-o",      plan};
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(frenzyOpt, args, std::nullopt, {}, 0, 0,
+                                     &err);
+  if (rc != 0)
+    return fail("job '" + spec.name + "': " + frenzyOpt + " failed (exit " +
+                llvm::Twine(rc) + (err.empty() ? "" : ": ") + err +
+                ") making " + plan);
+  return 0;
 }
 
 int frenzy::sched::writeJobArtifacts(const SimResult &r,
@@ -96,25 +125,15 @@ int frenzy::sched::writeJobArtifacts(const SimResult &r,
     llvm::sys::path::append(base, jr.name);
     std::string plan = (base + ".plan.bin").str();
     std::string clusterPath = (base + ".cluster.yaml").str();
-    {
+    if (!o.frenzyOpt.empty() && !spec->onnx.empty()) {
+      if (int rc = makeJobPlan(*spec, jr.placement, c, o.frenzyOpt,
+                               base.str().str()))
+        return rc;
+    } else {
       auto os = create(clusterPath);
       if (!os)
         return 1;
-      writeJobCluster(jr, c, *os);
-    }
-    if (!o.frenzyOpt.empty() && !spec->onnx.empty()) {
-      std::string gb = "--global-batch=" + std::to_string(spec->globalBatch);
-      std::string seq = "--seq=" + std::to_string(spec->seq);
-      std::string cl = "--cluster=" + clusterPath;
-      llvm::SmallVector<llvm::StringRef> args = {
-          o.frenzyOpt, spec->onnx, cl, gb, seq, "-o", plan};
-      std::string err;
-      int rc = llvm::sys::ExecuteAndWait(o.frenzyOpt, args, std::nullopt, {},
-                                         0, 0, &err);
-      if (rc != 0)
-        return fail("job '" + jr.name + "': " + o.frenzyOpt +
-                    " failed (exit " + llvm::Twine(rc) + (err.empty() ? "" : ": ") +
-                    err + ") making " + plan);
+      writeJobCluster(jr.name, jr.placement, c, *os);
     }
     SbatchJob sj;
     sj.name = jr.name;

@@ -61,6 +61,9 @@ struct DeviceProfile {
   /// The same for a plan kernel by name (its own rate when measured).
   double kernelSeconds(const std::string &op, KernelKind kind, double flops,
                        double bytes) const;
+  /// The fastest contraction rate measured (flop/s): the device's peak as
+  /// reports state it.
+  double peakFlops() const;
   /// The link of this kind, else "shm", else the first one, else null.
   const LinkProfile *link(const std::string &kind) const;
 

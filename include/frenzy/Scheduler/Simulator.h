@@ -48,6 +48,7 @@ struct SimJob {
 
 struct SimConfig {
   double restartSeconds = 30; // checkpoint, requeue, reload: per restart
+  double startSeconds = 0;    // process and runtime start-up of a first start
 };
 
 class SimContext {
@@ -70,6 +71,11 @@ public:
   /// Moves a running job to `o`, paying the restart cost; when `o` cannot
   /// be placed the job keeps its GPUs and option and false is returned.
   bool move(int job, const JobOption &o, Fit fit);
+
+  /// For drivers other than the simulator (live mode): a job arrives; a
+  /// running job's process ended (its GPUs are released).
+  void admit(int job);
+  void finish(int job);
 
 private:
   friend class Simulator;
@@ -110,6 +116,10 @@ struct SimResult {
   double busyGpuSeconds = 0;
   int64_t totalGpus = 0;
 };
+
+/// Resets the jobs' progress and bookkeeping; returns their indices in
+/// arrival order (stable). Every driver (simulator, live run) starts so.
+std::vector<int> prepareJobs(std::vector<SimJob> &jobs, const SchedCluster &c);
 
 /// Runs the jobs (their options already looked up) to completion. Errors:
 /// a job that can never be placed (the queue would never drain).
