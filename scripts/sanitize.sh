@@ -16,7 +16,7 @@
 # Prints one summary line "sanitize: ..." and exits non-zero on any failure.
 #   JOBS: ninja -j (default 2); SANITIZE_LIT: lit tests to run (default: the
 #   runtime tests below, chosen to fit CI's time: damaged plans, bad input,
-#   fuzz replays, one-rank training, multi-rank training, kill and resume);
+#   fuzz replays, one-rank training, multi-rank runs killed and refused);
 #   SANITIZE_MUTATIONS: mutation variants (default 200).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -62,7 +62,7 @@ done
 note fuzz-replay "$replay"
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=0
 lit_out=build-asan/lit.log
-default_lit="plan-damaged errors fuzz-regressions train-gpt-tiny multirank-errors train-multirank checkpoint-resume"
+default_lit="plan-damaged errors fuzz-regressions train-gpt-tiny multirank-errors"
 lit_tests=${SANITIZE_LIT:-$(for t in $default_lit; do printf 'build-asan/test/Runtime/%s.test ' "$t"; done)}
 /usr/lib/llvm-19/build/utils/lit/lit.py -sv $lit_tests > "$lit_out" 2>&1
 lit_rc=$?
