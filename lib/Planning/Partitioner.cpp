@@ -107,6 +107,16 @@ frenzy::partition(const CostModel &cost, const MemoryModel &memory,
   auto problem = buildPlanProblem(cost, memory, cluster, options);
   if (!problem)
     return problem.takeError();
+  // CPU ranks beyond a node's cores add no compute: they take turns on the
+  // cores (the predicted timeline plays it, docs/calibration.md), so the
+  // search places at most one rank per core where the profile counts them.
+  // A pinned --layout (evaluatePlan) may still oversubscribe.
+  for (size_t i = 0; i < problem->nodes.size(); ++i) {
+    const GpuType *g = cluster.gpuType(cluster.nodes[i].gpu);
+    if (g && g->profile && g->profile->cores > 0)
+      problem->nodes[i].gpus =
+          std::min<int64_t>(problem->nodes[i].gpus, g->profile->cores);
+  }
   std::vector<std::pair<std::string, double>> ranked;
   plan::SolveOptions so;
   so.explain = explain ? &ranked : nullptr;
