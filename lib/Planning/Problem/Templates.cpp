@@ -106,7 +106,8 @@ std::optional<Template> shapeTemplate(const PlanCost &cost,
     return std::nullopt;
   }
   double lo = 0;
-  for (int i = 0; i < 44; ++i) {
+  // 2^-32 of the start: far below any cost difference.
+  for (int i = 0; i < 32; ++i) {
     double mid = 0.5 * (lo + hi);
     (pack(mid) ? hi : lo) = mid;
   }
