@@ -132,8 +132,14 @@ static double interpolate(const std::vector<RatePoint> &pts, double size) {
 
 double LinkProfile::allReduceSeconds(double bytes, double ranks) const {
   double share = 2.0 * (ranks - 1) / std::max(1.0, ranks);
-  if (!reduceRates.empty() && bytes > 0)
+  if (!reduceRates.empty() && bytes > 0) {
+    // Below the smallest size measured: from the latency up to it.
+    const RatePoint &first = reduceRates.front();
+    if (bytes < first.size)
+      return share * (reduceLatency + (first.size / first.rate - reduceLatency) *
+                                          bytes / first.size);
     return share * bytes / interpolate(reduceRates, bytes);
+  }
   return reduceLatency * std::max(1.0, std::log2(ranks)) +
          share * bytes / reduceBandwidth;
 }

@@ -300,7 +300,7 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
   if (!l.reduceRates.empty())
     y << "allreduce_gbs:   # two ranks, by buffer bytes, buffers out of cache\n";
   for (auto &[bytes, rate] : l.reduceRates) {
-    std::snprintf(buf, sizeof(buf), "  - { size: %.6g, rate: %.3f }\n", bytes,
+    std::snprintf(buf, sizeof(buf), "  - { size: %.6g, rate: %.6g }\n", bytes,
                   rate / 1e9);
     y << buf;
   }
