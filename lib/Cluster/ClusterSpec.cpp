@@ -1,6 +1,8 @@
 //===- ClusterSpec.cpp - read the cluster description ---------------------===//
 #include "frenzy/Cluster/ClusterSpec.h"
 
+#include "TopologyYaml.h"
+
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -69,7 +71,13 @@ template <> struct llvm::yaml::MappingTraits<ClusterSpec> {
   static void mapping(IO &io, ClusterSpec &c) {
     io.mapOptional("name", c.name);
     io.mapRequired("nodes", c.nodes);
+    // The topology names nodes: it is read after them, whatever the order
+    // in the file.
+    if (auto *s = static_cast<TopologyReadState *>(io.getContext()))
+      for (const ClusterNode &n : c.nodes)
+        s->nodes.push_back(n.name);
     io.mapOptional("network", c.network);
+    io.mapOptional("topology", c.topology);
     io.mapOptional("gpu_types", c.gpuTypes);
   }
   static std::string validate(IO &, ClusterSpec &c) {
@@ -113,12 +121,16 @@ llvm::Expected<ClusterSpec> frenzy::readClusterFile(llvm::StringRef path) {
                                    buf.getError().message().c_str());
   std::string diag;
   auto handler = [](const llvm::SMDiagnostic &d, void *ctx) {
+    // The first error is the one to fix; later ones follow from it.
+    if (!static_cast<std::string *>(ctx)->empty())
+      return;
     llvm::raw_string_ostream os(*static_cast<std::string *>(ctx));
     os << d.getFilename() << ":" << d.getLineNo() << ":" << d.getColumnNo() + 1
        << ": " << d.getMessage();
   };
   ClusterSpec spec;
-  llvm::yaml::Input in((*buf)->getMemBufferRef(), nullptr, handler, &diag);
+  TopologyReadState topology;
+  llvm::yaml::Input in((*buf)->getMemBufferRef(), &topology, handler, &diag);
   in >> spec;
   if (in.error())
     return llvm::createStringError(

@@ -125,6 +125,10 @@ llvm::Expected<PartitionPlan> Search::run(std::vector<Alternative> *explain) {
     it->minPerNode = std::min(it->minPerNode, n.count);
     it->maxPerNode = std::max(it->maxPerNode, n.count);
   }
+  // Stage groups are drawn node by node: rack by rack keeps a pipeline's
+  // consecutive stages (and a type's pipelines) within a rack.
+  for (TypeGroup &g : groups)
+    g.nodes = topology.placementOrder(g.nodes);
   if (cost.precision() == Precision::BF16Mixed)
     for (TypeGroup &g : groups)
       if (!g.gpu->bf16)

@@ -19,7 +19,7 @@ namespace frenzy::planning {
 
 double Search::stageSeconds(const TypeGroup &g, int64_t tp, int64_t first,
                             int64_t last, bool embed, bool head, int64_t mb,
-                            bool spansNodes) const {
+                            bool spansNodes, const Link *next) const {
   const Efficiency &e = cost.efficiency();
   double s = 0;
   if (embed)
@@ -36,11 +36,14 @@ double Search::stageSeconds(const TypeGroup &g, int64_t tp, int64_t first,
     s += double(last - first + 1) * 4.0 *
          (2.0 * double(tp - 1) / double(tp) * hidden / intra +
           e.collectiveLatency);
-  // Activations forward and gradients backward at the stage boundary.
-  double link = spansNodes ? cluster.network.bandwidthGbps / 8.0 * 1e9 * e.network
-                           : intra;
+  // Activations forward and gradients backward at the stage boundary, over
+  // the link to the next stage's node (topology: rack, zone, pair).
+  Link link = next         ? *next
+              : spansNodes ? spanLink
+                           : topology.link(g.nodes.front(), g.nodes.front());
   if (!head)
-    s += 2.0 * (hidden / link + cluster.network.latencyUs * 1e-6);
+    s += 2.0 * (hidden / (link.bytesPerSecond * e.network) +
+                link.latencySeconds);
   return s;
 }
 
@@ -163,9 +166,11 @@ llvm::Expected<PartitionPlan> Search::evaluate(PartitionPlan plan) const {
       g.gpu = cluster.gpuType(cluster.nodes[st.node].gpu);
       g.nodes = {st.node};
       g.minPerNode = cluster.nodes[st.node].count;
+      Link next = topology.link(
+          st.node, p.stages[std::min<int64_t>(s + 1, depth - 1)].node);
       st.seconds = stageSeconds(g, st.tp(), st.firstLayer, st.lastLayer,
                                 st.embed, st.head, plan.microBatch,
-                                nodes.size() > 1);
+                                nodes.size() > 1, &next);
       st.peakBytes = stagePeak(g, st.tp(), st.firstLayer, st.lastLayer, s,
                                depth, plan.microBatch);
       if (st.peakBytes > g.gpu->memoryBytes)
@@ -257,18 +262,12 @@ double Search::quickSeconds(const std::vector<TypeGroup> &groups,
 
 double Search::allReduceSeconds(int64_t pipelines, int64_t params,
                                 const std::set<int> &nodes) const {
-  if (pipelines <= 1 || nodes.empty())
-    return 0;
-  double P = double(pipelines);
-  double bw = nodes.size() > 1
-                  ? cluster.network.bandwidthGbps / 8.0 * 1e9
-                  : cluster.nodes[*nodes.begin()].bandwidthGBs() * 1e9;
+  // A ring through the nodes, paced by its slowest link (Topology.h).
   double gradBytes =
       double(params) * double(precisionBytes(cost.precision()).gradient);
-  double latency = nodes.size() > 1 ? cluster.network.latencyUs * 1e-6
-                                    : cost.efficiency().collectiveLatency;
-  return 2.0 * (P - 1) / P * gradBytes / (bw * cost.efficiency().network) +
-         latency;
+  std::vector<int> ring(nodes.begin(), nodes.end());
+  return topology.ringAllReduceSeconds(ring, pipelines, gradBytes,
+                                       cost.efficiency().network);
 }
 
 PartitionPlan Search::assemble(const std::vector<TypeGroup> &groups,

@@ -8,6 +8,7 @@
 #ifndef FRENZY_LIB_PLANNING_SEARCH_H
 #define FRENZY_LIB_PLANNING_SEARCH_H
 
+#include "frenzy/Cluster/Topology.h"
 #include "frenzy/Planning/Partitioner.h"
 
 #include <map>
@@ -18,7 +19,7 @@ namespace frenzy::planning {
 
 struct TypeGroup {
   const GpuType *gpu = nullptr;
-  std::vector<int> nodes; // cluster node indices, in file order
+  std::vector<int> nodes; // cluster node indices, rack by rack (placement)
   int64_t minPerNode = INT64_MAX, maxPerNode = 0;
   int64_t smallestNeed = INT64_MAX; // for the error when nothing fits
   bool unsupported = false;         // no bf16 for a bf16-mixed step
@@ -40,14 +41,18 @@ class Search {
 public:
   Search(const CostModel &c, const MemoryModel &m, const ClusterSpec &cl,
          const PartitionOptions &o)
-      : cost(c), memory(m), cluster(cl), opts(o) {}
+      : cost(c), memory(m), cluster(cl), opts(o), topology(cl),
+        spanLink(topology.fastestBetween(allNodes(cl))) {}
 
   llvm::Expected<PartitionPlan> run(std::vector<Alternative> *explain);
 
 private:
+  /// `next`: the link to the next stage when placement is known; else the
+  /// fastest inter-node link when the pipeline spans nodes (optimistic, as
+  /// templates are: the exact evaluation sees the real link).
   double stageSeconds(const TypeGroup &g, int64_t tp, int64_t first,
                       int64_t last, bool embed, bool head, int64_t mb,
-                      bool spansNodes) const;
+                      bool spansNodes, const Link *next = nullptr) const;
   int64_t stagePeak(const TypeGroup &g, int64_t tp, int64_t first,
                     int64_t last, int64_t stage, int64_t depth,
                     int64_t mb) const;
@@ -98,10 +103,19 @@ private:
     return p;
   }
 
+  static std::vector<int> allNodes(const ClusterSpec &cl) {
+    std::vector<int> n(cl.nodes.size());
+    for (size_t i = 0; i < n.size(); ++i)
+      n[i] = int(i);
+    return n;
+  }
+
   const CostModel &cost;
   const MemoryModel &memory;
   const ClusterSpec &cluster;
   const PartitionOptions &opts;
+  Topology topology;
+  Link spanLink; // the fastest link between two nodes of the cluster
   mutable std::map<const GpuType *, std::vector<double>> prefix;
 };
 
