@@ -17,6 +17,8 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%src", config.frenzy_src_root))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%python", config.frenzy_test_python))
+# Fuzz harnesses (replayers outside a FRENZY_FUZZ build): fuzz/CMakeLists.txt.
+config.substitutions.append(("%fuzz", os.path.join(config.frenzy_obj_root, "fuzz")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

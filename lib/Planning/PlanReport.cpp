@@ -82,9 +82,16 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
                       plan.stepSeconds() * 1e3, plan.pipelineSeconds * 1e3,
                       plan.allReduceSeconds * 1e3,
                       plan.optimizerSeconds * 1e3);
-  os << llvm::formatv("throughput: {0:f0} tokens/s, MFU {1:f1}% of the "
-                      "cluster's {2:f0} TFLOPS\n",
-                      t.tokensPerSecond, 100.0 * t.mfu, t.clusterTflops);
+  // CPU ranks reach tens of GFLOPS: in TFLOPS the peak would print as 0.
+  if (t.clusterTflops < 1.0)
+    os << llvm::formatv("throughput: {0:f0} tokens/s, MFU {1:f1}% of the "
+                        "cluster's {2:f1} GFLOPS\n",
+                        t.tokensPerSecond, 100.0 * t.mfu,
+                        t.clusterTflops * 1e3);
+  else
+    os << llvm::formatv("throughput: {0:f0} tokens/s, MFU {1:f1}% of the "
+                        "cluster's {2:f0} TFLOPS\n",
+                        t.tokensPerSecond, 100.0 * t.mfu, t.clusterTflops);
 }
 
 void frenzy::printPlanJson(const PartitionPlan &plan,

@@ -80,6 +80,10 @@ void Comm::recv(void *data, int64_t bytes, int peer, int tag) {
   }
 }
 
+void Comm::probe(int peer, int tag) {
+  check(MPI_Probe(peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Probe");
+}
+
 void Comm::waitSends() {
   for (Pending &p : pending)
     check(MPI_Waitall(int(p.requests.size()), p.requests.data(),
@@ -131,6 +135,8 @@ std::vector<int64_t> Comm::gather(int64_t value) {
 }
 
 void Comm::barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+void Comm::barrier(MPI_Comm c) { check(MPI_Barrier(c), "MPI_Barrier"); }
 
 void Comm::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);

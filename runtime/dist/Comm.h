@@ -36,6 +36,9 @@ public:
   void send(const void *data, int64_t bytes, int peer, int tag);
   /// Receives exactly `bytes` bytes from `peer`.
   void recv(void *data, int64_t bytes, int peer, int tag);
+  /// Waits until a message from `peer` with `tag` has arrived (a traced
+  /// receive: the wait before the copy).
+  void probe(int peer, int tag);
   /// Waits until every send has been delivered to MPI.
   void waitSends();
 
@@ -48,6 +51,7 @@ public:
   /// Every rank's value, on rank 0 (others get an empty vector).
   std::vector<int64_t> gather(int64_t value);
   void barrier();
+  void barrier(MPI_Comm comm);
 
   /// Ends every rank of the job (after a rank's error).
   [[noreturn]] void abort(int code);

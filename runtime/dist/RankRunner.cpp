@@ -12,6 +12,7 @@
 #include "RankRunner.h"
 
 #include "plan/PlanPrograms.h"
+#include "plan/TraceFormat.h"
 
 #include <algorithm>
 #include <cmath>
@@ -164,6 +165,11 @@ void RankRunner::forEachPiece(const plan::CommGroup &g, F f) {
       }
 }
 
+void RankRunner::setTrace(Trace *t) {
+  trace = t;
+  ex->setClassTimes(t ? t->classSeconds() : nullptr);
+}
+
 void RankRunner::setData(const TokenData *tokens) {
   data = tokens;
   inputs = TokenInputs::bind(*ex);
@@ -217,7 +223,10 @@ static void copyPiece(const plan::Piece &pc, float *acc, const Tensor &t,
 }
 
 void RankRunner::reduceGradients() {
-  comm.waitSends();
+  {
+    TraceSpan wait(trace, plan::kCommThread, "wait sends", "wait");
+    comm.waitSends();
+  }
   // Every group's pieces are copied out before any sum is written back: a
   // rank in several lanes of one unsplit parameter (pipelines of different
   // TP degrees) must send its own gradient to each, not a sum.
@@ -232,8 +241,14 @@ void RankRunner::reduceGradients() {
         copyPiece(pc, acc, t, n, bufs[g].data() + off, /*intoAcc=*/pass == 1);
         off += n;
       });
-      if (pass == 0)
+      if (pass == 0) {
+        if (trace) {
+          TraceSpan wait(trace, plan::kCommThread, "wait dp", "wait");
+          comm.barrier(dpGroups[g].second);
+        }
+        TraceSpan span(trace, plan::kCommThread, "dp all-reduce", "comm");
         comm.allReduceSum(bufs[g].data(), off, dpGroups[g].second);
+      }
     }
   const float inv = 1.0f / float(plan.total_micro_batches());
   for (int32_t g : grads) {
@@ -251,7 +266,15 @@ StepResult RankRunner::update() {
     for (int64_t i = 0, n = t.numel(); i < n; ++i)
       sums[0] += double(t.f32()[i]) * t.f32()[i];
   }
-  comm.allReduceSum(sums, 2);
+  if (trace) {
+    TraceSpan wait(trace, plan::kCommThread, "wait norm", "wait");
+    comm.barrier();
+  }
+  {
+    TraceSpan span(trace, plan::kCommThread, "norm all-reduce", "comm");
+    comm.allReduceSum(sums, 2);
+  }
+  double optStart = trace ? trace->now() : 0;
   StepResult r;
   r.loss = sums[1] / double(plan.total_micro_batches());
   r.gradNorm = std::sqrt(sums[0]);
@@ -280,6 +303,9 @@ StepResult RankRunner::update() {
     }
     ex->run({i});
   }
+  if (trace)
+    trace->slice(plan::kComputeThread, "optimizer", "optimizer", optStart,
+                 trace->takeClassArgs());
   return r;
 }
 
@@ -305,23 +331,39 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
   microBatchesRun = 0;
   StepResult result;
   for (const plan::Action &a : me.stream()) {
+    double t0 = trace ? trace->now() : 0;
     switch (a.kind()) {
     case plan::Action::FORWARD:
     case plan::Action::BACKWARD:
       forwardOrBackward(a);
+      if (trace)
+        trace->slice(plan::kComputeThread, plan::sliceName(a), "compute", t0,
+                     trace->takeClassArgs());
       break;
     case plan::Action::SEND: {
       const Tensor &t = ex->tensor(a.tensor());
       comm.send(t.data(), t.bytes(), a.peer(), a.tensor());
       if (freeLate.count(a.tensor()))
         toRelease.push_back(a.tensor());
+      if (trace)
+        trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0,
+                     {{"bytes", double(t.bytes())}});
       break;
     }
     case plan::Action::RECV:
       beginMicroBatch(a.micro_batch());
       ex->allocate(a.tensor());
+      if (trace) {
+        comm.probe(a.peer(), a.tensor());
+        trace->slice(plan::kCommThread, "wait " + plan::sliceName(a), "wait",
+                     t0);
+        t0 = trace->now();
+      }
       comm.recv(ex->tensor(a.tensor()).data(), ex->tensor(a.tensor()).bytes(),
                 a.peer(), a.tensor());
+      if (trace)
+        trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0,
+                     {{"bytes", double(ex->tensor(a.tensor()).bytes())}});
       break;
     case plan::Action::REDUCE_GRADS:
       beginMicroBatch(0);
@@ -332,6 +374,8 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       break;
     case plan::Action::SYNC_PARAMS:
       syncParams();
+      if (trace)
+        trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0);
       break;
     default:
       throw RuntimeError("plan: unknown action " + std::to_string(a.kind()));

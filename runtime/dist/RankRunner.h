@@ -14,6 +14,7 @@
 #include "Comm.h"
 #include "Executor.h"
 #include "TokenInputs.h"
+#include "Trace.h"
 
 #include <memory>
 #include <optional>
@@ -44,6 +45,10 @@ public:
   }
   void setData(const TokenData *tokens);
   StepResult runStep(int64_t step, uint64_t seed);
+  /// Records every action of the following steps in `t` (null: off). A
+  /// traced run also separates waiting from transferring: a receive probes
+  /// first, a reduction passes a barrier first (both as "wait" slices).
+  void setTrace(Trace *t);
 
 private:
   void forwardOrBackward(const plan::Action &a);
@@ -72,6 +77,7 @@ private:
   std::optional<TokenInputs> inputs;
   double lossSum = 0;
   int64_t microBatchesRun = 0;
+  Trace *trace = nullptr;
 };
 
 } // namespace frenzy::rt

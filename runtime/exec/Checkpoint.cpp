@@ -116,16 +116,26 @@ readRankCheckpoint(const std::string &dir, int64_t step, int rank,
     throw fail("belongs to another plan, step or rank (step " +
                std::to_string(fileStep) + ", rank " +
                std::to_string(fileRank) + ")");
+  // Sizes read from the file are checked against what is left of it
+  // before anything is allocated: a damaged file must not ask for more
+  // memory than its own size.
+  std::streamoff here = in.tellg();
+  in.seekg(0, std::ios::end);
+  std::streamoff end = in.tellg();
+  in.seekg(here);
+  auto left = [&] { return int64_t(end - in.tellg()); };
   std::map<std::string, StoredParam> out;
   for (int32_t e = 0; e < entries; ++e) {
     uint32_t len = 0, moments = 0;
     int64_t n = 0;
     in.read(reinterpret_cast<char *>(&len), 4);
+    if (!in || int64_t(len) > left())
+      throw fail("truncated or corrupt at entry " + std::to_string(e));
     std::string name(len, '\0');
     in.read(name.data(), len);
     in.read(reinterpret_cast<char *>(&n), 8);
     in.read(reinterpret_cast<char *>(&moments), 4);
-    if (!in || n < 0 || moments > 2)
+    if (!in || n < 0 || moments > 2 || n > left() / 4 / (1 + moments))
       throw fail("truncated or corrupt at entry " + std::to_string(e));
     StoredParam &p = out[name];
     for (std::vector<float> *v : {&p.value, &p.m, &p.v}) {

@@ -5,6 +5,7 @@
 #include "SeededInit.h"
 #include "plan/PlanPrograms.h"
 #include "plan/PlanVersion.h"
+#include "plan/TraceFormat.h"
 
 #include <algorithm>
 #include <chrono>
@@ -86,6 +87,7 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
   }
   const KernelTable &table = kernelTable();
   kernels.assign(prog.instrs_size(), nullptr);
+  opClass.assign(prog.instrs_size(), 0);
   for (int32_t i : order) {
     const plan::Instr &in = prog.instrs(i);
     auto it = table.find(in.op());
@@ -94,6 +96,7 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
                          "' (node '" + in.node() +
                          "'), which this runtime does not have");
     kernels[i] = it->second;
+    opClass[i] = uint8_t(plan::opClassOf(in.op()));
     for (int32_t id : in.inputs())
       if (id < 0 || id >= n)
         throw RuntimeError("plan: instruction '" + in.op() +
@@ -344,15 +347,21 @@ void Executor::run(const std::vector<int32_t> &instrs) {
                              [](Tensor *t) { return t->numel() == 0; });
     ctx.workspaceBytes = 0;
     if (!empty) {
-      auto t0 = profiling ? std::chrono::steady_clock::now()
-                          : std::chrono::steady_clock::time_point();
+      bool timed = profiling || classTimes;
+      auto t0 = timed ? std::chrono::steady_clock::now()
+                      : std::chrono::steady_clock::time_point();
       kernels[i](args);
-      if (profiling) {
-        auto &slot = kernelTime[in.op()];
-        slot.first += std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - t0)
-                          .count();
-        ++slot.second;
+      if (timed) {
+        double sec = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - t0)
+                         .count();
+        if (classTimes)
+          classTimes[opClass[i]] += sec;
+        if (profiling) {
+          auto &slot = kernelTime[in.op()];
+          slot.first += sec;
+          ++slot.second;
+        }
       }
     }
     activationPeak = std::max(activationPeak, live + ctx.workspaceBytes);

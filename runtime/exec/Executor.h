@@ -77,6 +77,10 @@ public:
   const std::map<std::string, std::pair<double, int64_t>> &profile() const {
     return kernelTime;
   }
+  /// With a non-null array of plan::kNumOpClasses seconds, each kernel's
+  /// time is added to its op class's (plan/TraceFormat.h): a traced run's
+  /// breakdown. Null (the default) costs one branch per instruction.
+  void setClassTimes(double *seconds) { classTimes = seconds; }
 
   /// Learning rate of a step under the plan's schedule.
   double learningRate(int64_t step) const;
@@ -120,6 +124,8 @@ private:
   std::vector<std::vector<int32_t>> freeAfter; // by program instruction
   int64_t activationPeak = 0;
   bool profiling = false;
+  double *classTimes = nullptr;
+  std::vector<uint8_t> opClass; // by program instruction, for classTimes
   std::map<std::string, std::pair<double, int64_t>> kernelTime; // s, calls
 };
 

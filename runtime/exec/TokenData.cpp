@@ -21,12 +21,19 @@ TokenData::TokenData(const std::string &p) : path(p) {
                        std::to_string(header[1]) + "; expected " +
                        std::to_string(kTokenMagic) +
                        ", 1); make one with scripts/make_corpus.py");
+  // The count is checked against the file's size before anything is
+  // allocated: a damaged header must not ask for gigabytes.
   int64_t n = header[2];
-  tokens.resize(n);
-  if (n < 0 ||
-      !in.read(reinterpret_cast<char *>(tokens.data()), n * sizeof(uint16_t)))
+  in.seekg(0, std::ios::end);
+  int64_t available = (int64_t(in.tellg()) - int64_t(sizeof header)) / 2;
+  if (n < 0 || n > available)
     throw RuntimeError(path + ": header promises " + std::to_string(n) +
                        " tokens but the file is shorter");
+  in.seekg(sizeof header);
+  tokens.resize(n);
+  if (!in.read(reinterpret_cast<char *>(tokens.data()), n * sizeof(uint16_t)))
+    throw RuntimeError(path + ": cannot read its " + std::to_string(n) +
+                       " tokens");
 }
 
 void TokenData::requireBatch(int64_t B, int64_t T) const {

@@ -2,6 +2,7 @@
 #include "LaunchOptions.h"
 
 #include "Tensor.h"
+#include "Trace.h"
 #include "plan/PlanVersion.h"
 
 #include <cstdio>
@@ -18,7 +19,7 @@ const char *kUsage =
     "[--input=NAME=FILE]... [--seed=N] [--threads=N] [--log-every=N] "
     "[--dump=DIR] [--profile] [--checkpoint-dir=DIR] [--checkpoint-every=N] "
     "[--resume=DIR] [--export=OUT.onnx] [--emit-hostfile=FILE] "
-    "[--init=onnx|seed]\n"
+    "[--init=onnx|seed] [--trace=FILE.json]\n"
     "A plan of several ranks starts them through mpirun, unless this process "
     "was itself started by mpirun or srun (then it runs the rank it is given).\n";
 
@@ -76,6 +77,10 @@ Options parseArgs(int argc, char **argv) {
       o.resumeDir = s;
     } else if (std::string s = value("--export="); s != "\x01") {
       o.exportOnnx = s;
+    } else if (std::string s = value("--trace="); s != "\x01") {
+      if (s.empty())
+        throw RuntimeError("--trace needs a file name (--trace=run.json)");
+      o.trace = s;
     } else if (std::string s = value("--emit-hostfile="); s != "\x01") {
       o.hostfile = s;
     } else if (std::string s = value("--input="); s != "\x01") {
@@ -99,6 +104,19 @@ Options parseArgs(int argc, char **argv) {
   if (o.checkpointEvery > 0 && o.checkpointDir.empty())
     throw RuntimeError("--checkpoint-every needs --checkpoint-dir=DIR");
   return o;
+}
+
+std::string usableTracePath(const Options &o) {
+  if (o.trace.empty())
+    return "";
+  std::string why = traceFileProblem(o.trace, {o.plan, o.data});
+  if (why.empty())
+    return o.trace;
+  std::fprintf(stderr,
+               "frenzy-launch: warning: --trace=%s: %s; running without a "
+               "trace\n",
+               o.trace.c_str(), why.c_str());
+  return "";
 }
 
 plan::Plan readPlan(const std::string &path) {

@@ -22,6 +22,7 @@ struct Options {
   // Checkpoints: written every checkpointEvery steps (0: only at the end)
   // when checkpointDir is set; resume from the latest one in resumeDir.
   std::string checkpointDir, resumeDir, exportOnnx, hostfile;
+  std::string trace; // --trace=FILE: the measured timeline (Chrome JSON)
   int64_t checkpointEvery = 0;
   std::optional<uint64_t> initSeed; // --init=seed: matrices from --seed
   std::vector<std::string> argv; // as given, for relaunching under mpirun
@@ -32,6 +33,10 @@ Options parseArgs(int argc, char **argv);
 CheckpointOptions checkpointOptions(const Options &o, int rank,
                                     std::function<void()> barrier);
 plan::Plan readPlan(const std::string &path);
+
+/// The trace file, or "" when none was asked for or it cannot be written
+/// (then one line says why and the run goes on untraced).
+std::string usableTracePath(const Options &o);
 
 /// One-rank plans: this process runs the whole step.
 int runSingleRank(const Options &o, const plan::Plan &p);

@@ -13,6 +13,7 @@
 #include "LaunchOptions.h"
 #include "plan/PlanPrograms.h"
 #include "RankRunner.h"
+#include "TraceGather.h"
 #include "WeightExport.h"
 
 #include <chrono>
@@ -155,11 +156,27 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
       std::printf("resumed from %s at step %" PRId64 "\n",
                   o.resumeDir.c_str(), first - 1);
   }
+  // Every rank traces or none does (a traced rank passes barriers).
+  std::unique_ptr<Trace> trace;
+  std::string tracePath = root ? usableTracePath(o) : "";
+  if (!o.trace.empty()) {
+    int64_t on = root && !tracePath.empty();
+    comm.allReduceMax(&on, 1);
+    if (on) {
+      trace = std::make_unique<Trace>(comm.rank());
+      alignTraceClock(comm, *trace);
+      runner.setTrace(trace.get());
+    }
+  }
   int64_t tokens = p.global_batch() * p.seq();
   double total = 0;
   for (int64_t step = first; step <= o.steps; ++step) {
     auto t0 = std::chrono::steady_clock::now();
+    double traceStart = trace ? trace->now() : 0;
     StepResult r = runner.runStep(step, o.seed);
+    if (trace)
+      trace->slice(plan::kComputeThread, "step", "step", traceStart,
+                   {{"step", double(step)}});
     double sec =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
             .count();
@@ -185,6 +202,15 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
       std::fflush(stdout);
     }
     ckpt.afterStep(step, runner.executor());
+  }
+  if (trace) {
+    std::vector<std::string> all =
+        gatherTrace(comm, trace->serialize(plan::rankLabel(p, comm.rank())));
+    if (root) {
+      writeTraceFile(tracePath, p.ranks_size(), int(o.steps - first + 1), all);
+      std::printf("wrote the measured timeline of %d ranks to %s\n",
+                  p.ranks_size(), tracePath.c_str());
+    }
   }
   if (root)
     std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n",

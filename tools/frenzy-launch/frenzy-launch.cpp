@@ -9,6 +9,7 @@
 #include "Executor.h"
 #include "LaunchOptions.h"
 #include "TokenInputs.h"
+#include "Trace.h"
 #include "WeightExport.h"
 
 #include <algorithm>
@@ -64,6 +65,32 @@ void printProfile(const Executor &ex, double totalSeconds) {
                 t.second, 100.0 * t.first / totalSeconds);
 }
 
+/// A one-rank step as traced phases: runs of the program's instructions
+/// named as a pipeline stage's actions are ("forward mb 0", "backward mb 0",
+/// "optimizer"), so its trace reads like a one-stage pipeline's.
+struct Phase {
+  std::string name;
+  const char *cat;
+  std::vector<int32_t> instrs;
+};
+
+std::vector<Phase> tracedPhases(const plan::Program &prog) {
+  std::vector<Phase> phases;
+  bool backward = false;
+  for (int32_t i = 0; i < prog.instrs_size(); ++i) {
+    const plan::Instr &in = prog.instrs(i);
+    backward |= in.backward();
+    bool update = plan::opClassOf(in.op()) == plan::kOptimizer;
+    std::string name = update     ? "optimizer"
+                       : backward ? "backward mb 0"
+                                  : "forward mb 0";
+    if (phases.empty() || phases.back().name != name)
+      phases.push_back({name, update ? "optimizer" : "compute", {}});
+    phases.back().instrs.push_back(i);
+  }
+  return phases;
+}
+
 } // namespace
 
 int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
@@ -99,12 +126,33 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
   if (first > 1)
     std::printf("resumed from %s at step %" PRId64 "\n", o.resumeDir.c_str(),
                 first - 1);
+  std::string tracePath = usableTracePath(o);
+  std::unique_ptr<Trace> trace;
+  std::vector<Phase> phases;
+  if (!tracePath.empty()) {
+    trace = std::make_unique<Trace>(0);
+    ex.setClassTimes(trace->classSeconds());
+    phases = tracedPhases(ex.program());
+  }
   double totalSeconds = 0;
   for (int64_t step = first; step <= o.steps; ++step) {
     if (data)
       tokens.fill(*data, step, tokens.rows(), 0);
     auto t0 = std::chrono::steady_clock::now();
-    ex.runStep(step, o.seed);
+    if (trace) {
+      double stepStart = trace->now();
+      ex.beginStep(step, o.seed);
+      for (const Phase &ph : phases) {
+        double start = trace->now();
+        ex.run(ph.instrs);
+        trace->slice(plan::kComputeThread, ph.name, ph.cat, start,
+                     trace->takeClassArgs());
+      }
+      trace->slice(plan::kComputeThread, "step", "step", stepStart,
+                   {{"step", double(step)}});
+    } else {
+      ex.runStep(step, o.seed);
+    }
     double sec = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - t0)
                      .count();
@@ -123,6 +171,11 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
     ckpt.afterStep(step, ex);
   }
   ckpt.finish(o.steps, ex);
+  if (trace) {
+    writeTraceFile(tracePath, 1, int(o.steps - first + 1),
+                   {trace->serialize("rank 0 (one rank)")});
+    std::printf("wrote the measured timeline to %s\n", tracePath.c_str());
+  }
   if (!o.exportOnnx.empty()) {
     exportWeights(p, heldParameters(ex), o.exportOnnx);
     std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());

@@ -4,8 +4,8 @@
 // them), header-only so the runtime needs no compiler library.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FRENZY_RUNTIME_PLAN_PLANVERSION_H
-#define FRENZY_RUNTIME_PLAN_PLANVERSION_H
+#ifndef FRENZY_PROTO_PLAN_PLANVERSION_H
+#define FRENZY_PROTO_PLAN_PLANVERSION_H
 
 #include <cstdint>
 #include <cstdio>

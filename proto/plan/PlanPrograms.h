@@ -5,8 +5,8 @@
 // shared by the compiler (which writes stage indices) and the runtime.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FRENZY_RUNTIME_PLAN_PLANPROGRAMS_H
-#define FRENZY_RUNTIME_PLAN_PLANPROGRAMS_H
+#ifndef FRENZY_PROTO_PLAN_PLANPROGRAMS_H
+#define FRENZY_PROTO_PLAN_PLANPROGRAMS_H
 
 #include "plan.pb.h"
 
