@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -215,8 +216,9 @@ std::string Topology::summary() const {
     s += ")";
     LinkFigure net{cluster.network.bandwidthGbps, cluster.network.latencyUs};
     auto figure = [&](const char *name, const LinkFigure &f) {
-      s += llvm::formatv(", {0} {1} Gb/s {2} us", name, f.bandwidthGbps,
-                         f.latencyUs)
+      s += llvm::formatv(", {0} {1} Gb/s {2} us", name,
+                         llvm::format("%g", f.bandwidthGbps),
+                         llvm::format("%g", f.latencyUs))
                .str();
     };
     figure("intra-rack", t.intraRack.value_or(net));

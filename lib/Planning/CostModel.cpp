@@ -38,6 +38,8 @@ FailureOr<CostModel> CostModel::build(ModuleOp module, Precision precision,
     oc.bytes = double(c.getBytesRead() + c.getBytesWritten()) * scale;
     oc.contraction =
         isa<MatMulOp, GemmOp, AttentionOp, AttentionGradOp>(op);
+    oc.forward = !op->hasAttr("frenzy.backward") &&
+                 !isa<AdamWUpdateOp, SGDUpdateOp>(op);
     m.totalFlops += oc.flops;
     m.ops[blockIndexOf(op)].push_back(oc);
     // The hidden state crossing a block boundary: a forward value produced
@@ -58,7 +60,17 @@ FailureOr<CostModel> CostModel::build(ModuleOp module, Precision precision,
 
 double CostModel::blockSeconds(int64_t block, const GpuType &gpu,
                                int64_t microBatch) const {
-  auto key = std::make_pair(block, gpu.name);
+  return seconds(block, gpu, microBatch, false);
+}
+
+double CostModel::blockForwardSeconds(int64_t block, const GpuType &gpu,
+                                      int64_t microBatch) const {
+  return seconds(block, gpu, microBatch, true);
+}
+
+double CostModel::seconds(int64_t block, const GpuType &gpu,
+                          int64_t microBatch, bool forwardOnly) const {
+  auto key = std::make_tuple(block, gpu.name, forwardOnly);
   auto it = cache.find(key);
   double perBatch0;
   if (it != cache.end()) {
@@ -68,6 +80,8 @@ double CostModel::blockSeconds(int64_t block, const GpuType &gpu,
     auto b = ops.find(block);
     if (b != ops.end())
       for (const OpCost &oc : b->second) {
+        if (forwardOnly && !oc.forward)
+          continue;
         double compute = oc.flops / (gpu.tensorTflops * 1e12 *
                                      (oc.contraction ? eff.matmul : 0.1));
         double memory = oc.bytes / (gpu.memoryGBs * 1e9 * eff.memory);

@@ -44,15 +44,19 @@ std::optional<Template> Search::shape(std::vector<TypeGroup> &groups,
       bool last = s == depth - 1;
       const TypeGroup &g = type(s);
       int64_t first = l, end = last ? L - 1 : first - 1;
+      // Fits within T and memory, with full recomputation where the
+      // options allow it and only it fits.
+      auto fits = [&](int64_t e, bool head) {
+        Recompute r = stageMode(g, tp, first, e, s, depth, mb);
+        return stageSeconds(g, tp, first, e, s == 0, head, mb, spans, nullptr,
+                            r) <= T &&
+               stagePeak(g, tp, first, e, s, depth, mb, r) <=
+                   g.gpu->memoryBytes;
+      };
       if (!last)
-        while (end + 1 < L &&
-               stageSeconds(g, tp, first, end + 1, s == 0, false, mb, spans) <=
-                   T &&
-               stagePeak(g, tp, first, end + 1, s, depth, mb) <=
-                   g.gpu->memoryBytes)
+        while (end + 1 < L && fits(end + 1, false))
           ++end;
-      if (stageSeconds(g, tp, first, end, s == 0, last, mb, spans) > T ||
-          stagePeak(g, tp, first, end, s, depth, mb) > g.gpu->memoryBytes)
+      if (!fits(end, last))
         return false;
       t.ranges.push_back({first, end});
       l = end + 1;
@@ -68,14 +72,16 @@ std::optional<Template> Search::shape(std::vector<TypeGroup> &groups,
   double hi = 1;
   for (int64_t s = 0; s < depth; ++s)
     hi = std::max(hi, 2 * stageSeconds(type(s), tp, 0, L - 1, true, true, mb,
-                                       spans) + 1);
+                                       spans, nullptr, Recompute::Full) +
+                          1);
   if (!pack(hi, t)) {
     // Does not fit at any split: remember what an even split would need.
     for (int64_t s = 0; s < depth; ++s) {
       int64_t a = s * L / depth, b = (s + 1) * L / depth - 1;
       TypeGroup &g = type(s);
-      g.smallestNeed =
-          std::min(g.smallestNeed, stagePeak(g, tp, a, b, s, depth, mb));
+      g.smallestNeed = std::min(
+          g.smallestNeed,
+          stagePeak(g, tp, a, b, s, depth, mb, stageMode(g, tp, a, b, s, depth, mb)));
     }
     return std::nullopt;
   }
@@ -91,9 +97,12 @@ std::optional<Template> Search::shape(std::vector<TypeGroup> &groups,
   pack(hi, t);
   for (int64_t s = 0; s < depth; ++s) {
     auto [a, b] = t.ranges[s];
-    t.stageSeconds.push_back(
-        stageSeconds(type(s), tp, a, b, s == 0, s == depth - 1, mb, spans));
-    t.stagePeak.push_back(stagePeak(type(s), tp, a, b, s, depth, mb));
+    Recompute r = stageMode(type(s), tp, a, b, s, depth, mb);
+    t.stageRecompute.push_back(r);
+    t.stageSeconds.push_back(stageSeconds(type(s), tp, a, b, s == 0,
+                                          s == depth - 1, mb, spans, nullptr,
+                                          r));
+    t.stagePeak.push_back(stagePeak(type(s), tp, a, b, s, depth, mb, r));
     t.bottleneck = std::max(t.bottleneck, t.stageSeconds.back());
     int64_t params = (s == 0 ? cost.blockParams(-1) : 0) +
                      (s == depth - 1 ? cost.blockParams(INT64_MAX) : 0);

@@ -19,8 +19,10 @@ namespace frenzy::planning {
 
 double Search::stageSeconds(const TypeGroup &g, int64_t tp, int64_t first,
                             int64_t last, bool embed, bool head, int64_t mb,
-                            bool spansNodes, const Link *next) const {
+                            bool spansNodes, const Link *next,
+                            Recompute r) const {
   const Efficiency &e = cost.efficiency();
+  bool full = r == Recompute::Full;
   double s = 0;
   if (embed)
     s += cost.blockSeconds(-1, *g.gpu, mb);
@@ -28,12 +30,20 @@ double Search::stageSeconds(const TypeGroup &g, int64_t tp, int64_t first,
     s += cost.blockSeconds(INT64_MAX, *g.gpu, mb);
   s += (layerPrefix(*g.gpu)[last + 1] - layerPrefix(*g.gpu)[first]) *
        double(mb);
+  // Full recomputation runs each layer's forward again before its backward
+  // (the embedding and head keep their activations).
+  if (full && last >= first)
+    s += (layerPrefix(*g.gpu, true)[last + 1] -
+          layerPrefix(*g.gpu, true)[first]) *
+         double(mb);
   s /= double(tp);
   double hidden = double(cost.boundaryBytesPerSequence() * mb);
   const ClusterNode &node = cluster.nodes[g.nodes.front()];
   double intra = node.bandwidthGBs() * 1e9 * e.network;
-  if (tp > 1) // Megatron: 2 all-reduces forward, 2 backward per layer
-    s += double(last - first + 1) * 4.0 *
+  // Megatron: 2 all-reduces forward, 2 backward per layer, and the
+  // forward's 2 again under full recomputation.
+  if (tp > 1)
+    s += double(last - first + 1) * (full ? 6.0 : 4.0) *
          (2.0 * double(tp - 1) / double(tp) * hidden / intra +
           e.collectiveLatency);
   // Activations forward and gradients backward at the stage boundary, over
@@ -49,7 +59,7 @@ double Search::stageSeconds(const TypeGroup &g, int64_t tp, int64_t first,
 
 int64_t Search::stagePeak(const TypeGroup &g, int64_t tp, int64_t first,
                           int64_t last, int64_t stage, int64_t depth,
-                          int64_t mb) const {
+                          int64_t mb, Recompute r, int64_t inFlight) const {
   StageQuery q;
   q.firstLayer = first;
   q.lastLayer = last;
@@ -58,12 +68,71 @@ int64_t Search::stagePeak(const TypeGroup &g, int64_t tp, int64_t first,
   q.microBatch = mb;
   q.tp = tp;
   q.sequenceParallel = tp > 1;
-  q.recompute = opts.recompute;
-  q.inFlight = depth - stage;
+  q.recompute = r;
+  q.inFlight = inFlight > 0 ? inFlight : depth - stage;
   MemoryOverheads o;
   o.contextBytes = g.gpu->contextBytes;
   o.ncclBytes = g.gpu->commBufferBytes;
   return memory.query(q, o).total();
+}
+
+Recompute Search::stageMode(const TypeGroup &g, int64_t tp, int64_t first,
+                            int64_t last, int64_t stage, int64_t depth,
+                            int64_t mb, int64_t inFlight) const {
+  if (!opts.recomputeAuto || opts.recompute == Recompute::Full ||
+      stagePeak(g, tp, first, last, stage, depth, mb, opts.recompute,
+                inFlight) <= g.gpu->memoryBytes)
+    return opts.recompute;
+  return Recompute::Full;
+}
+
+/// A one-node type group for scoring a placed stage.
+static TypeGroup placedGroup(const ClusterSpec &cluster, int node) {
+  TypeGroup g;
+  g.gpu = cluster.gpuType(cluster.nodes[node].gpu);
+  g.nodes = {node};
+  g.minPerNode = cluster.nodes[node].count;
+  return g;
+}
+
+void Search::checkGpipe(PartitionPlan &plan) const {
+  plan.gpipe = false;
+  plan.scheduleNote.clear();
+  if (!opts.gpipe)
+    return;
+  // GPipe runs every forward before any backward: a stage holds all of its
+  // pipeline's micro-batches, where 1F1B holds at most depth - stage. The
+  // stages keep their recompute modes (escalating one would change its
+  // time and so the batch shares being checked).
+  std::vector<int64_t> peaks;
+  for (size_t pi = 0; pi < plan.pipelines.size(); ++pi) {
+    const Pipeline &p = plan.pipelines[pi];
+    int64_t depth = int64_t(p.stages.size());
+    for (int64_t s = 0; s < depth; ++s) {
+      const Stage &st = p.stages[s];
+      TypeGroup g = placedGroup(cluster, st.node);
+      int64_t peak =
+          stagePeak(g, st.tp(), st.firstLayer, st.lastLayer, s, depth,
+                    plan.microBatch, st.recompute,
+                    std::max<int64_t>(1, p.microBatches));
+      if (peak > g.gpu->memoryBytes) {
+        plan.scheduleNote = llvm::formatv(
+            "gpipe would hold all {0} micro-batches of pipeline {1} on its "
+            "stage {2}: {3:f1} GiB, {4} has {5:f1} GiB; 1F1B holds at most "
+            "{6} there ({7:f1} GiB)",
+            p.microBatches, pi, s, double(peak) / double(1ll << 30),
+            g.gpu->name, double(g.gpu->memoryBytes) / double(1ll << 30),
+            depth - s, double(st.peakBytes) / double(1ll << 30));
+        return;
+      }
+      peaks.push_back(peak);
+    }
+  }
+  plan.gpipe = true;
+  size_t i = 0;
+  for (Pipeline &p : plan.pipelines)
+    for (Stage &st : p.stages)
+      st.peakBytes = peaks[i++];
 }
 
 int64_t Search::stageParams(const Stage &st) const {
@@ -154,7 +223,8 @@ void Search::allReduceAndOptimizer(PartitionPlan &plan) const {
 }
 
 llvm::Expected<PartitionPlan> Search::evaluate(PartitionPlan plan) const {
-  for (Pipeline &p : plan.pipelines) {
+  for (size_t pi = 0; pi < plan.pipelines.size(); ++pi) {
+    Pipeline &p = plan.pipelines[pi];
     std::set<int> nodes;
     for (const Stage &st : p.stages)
       nodes.insert(st.node);
@@ -162,27 +232,29 @@ llvm::Expected<PartitionPlan> Search::evaluate(PartitionPlan plan) const {
     int64_t depth = int64_t(p.stages.size());
     for (int64_t s = 0; s < depth; ++s) {
       Stage &st = p.stages[s];
-      TypeGroup g;
-      g.gpu = cluster.gpuType(cluster.nodes[st.node].gpu);
-      g.nodes = {st.node};
-      g.minPerNode = cluster.nodes[st.node].count;
+      TypeGroup g = placedGroup(cluster, st.node);
       Link next = topology.link(
           st.node, p.stages[std::min<int64_t>(s + 1, depth - 1)].node);
+      st.recompute = stageMode(g, st.tp(), st.firstLayer, st.lastLayer, s,
+                               depth, plan.microBatch);
       st.seconds = stageSeconds(g, st.tp(), st.firstLayer, st.lastLayer,
                                 st.embed, st.head, plan.microBatch,
-                                nodes.size() > 1, &next);
+                                nodes.size() > 1, &next, st.recompute);
       st.peakBytes = stagePeak(g, st.tp(), st.firstLayer, st.lastLayer, s,
-                               depth, plan.microBatch);
+                               depth, plan.microBatch, st.recompute);
       if (st.peakBytes > g.gpu->memoryBytes)
         return llvm::createStringError(
             std::errc::not_enough_memory,
-            "stage %lld needs %lld bytes, %s has %lld", (long long)s,
-            (long long)st.peakBytes, g.gpu->name.c_str(),
-            (long long)g.gpu->memoryBytes);
+            "pipeline %zu stage %lld needs %.1f GiB per GPU under %s "
+            "recompute, %s has %.1f GiB",
+            pi, (long long)s, double(st.peakBytes) / double(1ll << 30),
+            recomputeName(st.recompute).str().c_str(), g.gpu->name.c_str(),
+            double(g.gpu->memoryBytes) / double(1ll << 30));
       p.stageSeconds = std::max(p.stageSeconds, st.seconds);
     }
   }
   finish(plan);
+  checkGpipe(plan);
   return plan;
 }
 
@@ -310,6 +382,7 @@ PartitionPlan Search::assemble(const std::vector<TypeGroup> &groups,
         st.head = s == t->depth - 1;
         st.seconds = t->stageSeconds[s];
         st.peakBytes = t->stagePeak[s];
+        st.recompute = t->stageRecompute[s];
         pipe.stages.push_back(st);
       }
       plan.pipelines.push_back(pipe);

@@ -33,6 +33,7 @@ struct Template {
   std::vector<std::pair<int64_t, int64_t>> ranges; // per stage
   std::vector<double> stageSeconds;
   std::vector<int64_t> stagePeak;
+  std::vector<Recompute> stageRecompute;
   double bottleneck = 0;
   int64_t paramsPerRank = 0; // the largest stage's, after TP
 };
@@ -50,12 +51,24 @@ private:
   /// `next`: the link to the next stage when placement is known; else the
   /// fastest inter-node link when the pipeline spans nodes (optimistic, as
   /// templates are: the exact evaluation sees the real link).
+  /// `r`: the stage's recompute mode (full adds a forward of its layers).
   double stageSeconds(const TypeGroup &g, int64_t tp, int64_t first,
                       int64_t last, bool embed, bool head, int64_t mb,
-                      bool spansNodes, const Link *next = nullptr) const;
+                      bool spansNodes, const Link *next = nullptr,
+                      Recompute r = Recompute::Selective) const;
+  /// Per-rank peak of stage `stage` of `depth` under mode `r`, holding
+  /// `inFlight` micro-batches (0: 1F1B's depth - stage).
   int64_t stagePeak(const TypeGroup &g, int64_t tp, int64_t first,
-                    int64_t last, int64_t stage, int64_t depth,
-                    int64_t mb) const;
+                    int64_t last, int64_t stage, int64_t depth, int64_t mb,
+                    Recompute r, int64_t inFlight = 0) const;
+  /// The options' recompute mode, or full where --recompute=auto and only
+  /// full recomputation fits the stage.
+  Recompute stageMode(const TypeGroup &g, int64_t tp, int64_t first,
+                      int64_t last, int64_t stage, int64_t depth, int64_t mb,
+                      int64_t inFlight = 0) const;
+  /// GPipe asked for: re-checks the stages with all micro-batches in
+  /// flight, keeping GPipe or noting why 1F1B is used.
+  void checkGpipe(PartitionPlan &plan) const;
   std::optional<Template> shape(std::vector<TypeGroup> &groups,
                                 std::vector<int> stageType, int64_t tp,
                                 int64_t pipelines, bool spans,
@@ -93,12 +106,16 @@ private:
 
   /// Prefix sums of the layers' seconds at micro-batch 1 on a GPU type:
   /// a stage's compute time in O(1) (times scale with the micro-batch).
-  const std::vector<double> &layerPrefix(const GpuType &gpu) const {
-    std::vector<double> &p = prefix[&gpu];
+  /// `forwardOnly`: the forward parts (what full recomputation repeats).
+  const std::vector<double> &layerPrefix(const GpuType &gpu,
+                                         bool forwardOnly = false) const {
+    std::vector<double> &p = prefix[{&gpu, forwardOnly}];
     if (p.empty()) {
       p.push_back(0);
       for (int64_t l = 0; l < std::max<int64_t>(1, cost.numLayers()); ++l)
-        p.push_back(p.back() + cost.blockSeconds(l, gpu, 1));
+        p.push_back(p.back() + (forwardOnly
+                                    ? cost.blockForwardSeconds(l, gpu, 1)
+                                    : cost.blockSeconds(l, gpu, 1)));
     }
     return p;
   }
@@ -116,7 +133,8 @@ private:
   const PartitionOptions &opts;
   Topology topology;
   Link spanLink; // the fastest link between two nodes of the cluster
-  mutable std::map<const GpuType *, std::vector<double>> prefix;
+  mutable std::map<std::pair<const GpuType *, bool>, std::vector<double>>
+      prefix;
 };
 
 } // namespace frenzy::planning

@@ -89,8 +89,10 @@ static cl::opt<bool> explainPlan(
              "each lost"),
     cl::init(false), cl::cat(trainCategory));
 static cl::opt<std::string> recomputeMode(
-    "recompute", cl::desc("none, selective or full (partitioner)"),
-    cl::init("selective"), cl::cat(trainCategory));
+    "recompute",
+    cl::desc("none, selective or full for every stage, or auto: selective, "
+             "and full on the stages only it fits (partitioner)"),
+    cl::init("auto"), cl::cat(trainCategory));
 static cl::opt<std::string> layoutSpec(
     "layout",
     cl::desc("Pin the partition instead of searching: pipelines separated by "
@@ -227,13 +229,16 @@ static std::optional<frenzy::PartitionOptions> partitionOptions() {
                    : batchSize > 0 ? int64_t(batchSize)
                                    : 8;
   po.seq = seqLength > 0 ? int64_t(seqLength) : 1024;
-  auto r = frenzy::parseRecompute(recomputeMode);
+  po.recomputeAuto = recomputeMode == "auto";
+  auto r = po.recomputeAuto ? frenzy::Recompute::Selective
+                            : frenzy::parseRecompute(recomputeMode);
   if (!r) {
     llvm::errs() << "frenzy-opt: error: unknown --recompute '" << recomputeMode
-                 << "'; valid values: none, selective, full\n";
+                 << "'; valid values: auto, none, selective, full\n";
     return std::nullopt;
   }
   po.recompute = *r;
+  po.gpipe = scheduleKind == "gpipe";
   return po;
 }
 
@@ -265,7 +270,28 @@ partitionCluster(ModuleOp module, const frenzy::ClusterSpec &cluster,
   }
   if (costOut)
     *costOut = *cost;
+  if (!plan->scheduleNote.empty())
+    llvm::errs() << "frenzy-opt: note: " << plan->scheduleNote
+                 << "; using 1f1b\n";
   return *plan;
+}
+
+/// frenzy-launch runs the training graph as built: attention recomputes
+/// its core (selective), nothing recomputes whole layers. A plan file must
+/// not claim full recomputation it would not get.
+static bool runtimeExecutes(const frenzy::PartitionPlan &plan) {
+  for (size_t p = 0; p < plan.pipelines.size(); ++p)
+    for (size_t s = 0; s < plan.pipelines[p].stages.size(); ++s)
+      if (plan.pipelines[p].stages[s].recompute == frenzy::Recompute::Full) {
+        llvm::errs() << "frenzy-opt: error: " << clusterFile
+                     << ": pipeline " << p << " stage " << s
+                     << " fits only with full recomputation, which "
+                        "frenzy-launch does not execute yet; add GPUs, lower "
+                        "the batch or sequence, or study the plan with "
+                        "--emit=report\n";
+        return false;
+      }
+  return true;
 }
 
 /// --emit=report|json: the heterogeneous partition of the cluster.
@@ -312,7 +338,7 @@ static int writePlan(ModuleOp module, llvm::StringRef input,
       return 1;
   if (partition)
     frenzy::addStagePrograms(*partition, cluster, *po,
-                             scheduleKind == "gpipe"
+                             partition->gpipe
                                  ? frenzy::PipelineSchedule::GPipe
                                  : frenzy::PipelineSchedule::OneFOneB,
                              plan);
@@ -471,7 +497,7 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
       return 1;
     std::optional<frenzy::CostModel> cost;
     auto partition = partitionCluster(*module, *cluster, *po, nullptr, &cost);
-    if (!partition)
+    if (!partition || !runtimeExecutes(*partition))
       return 1;
     if (reportAndPlan)
       frenzy::printPlanReport(*partition, *cluster, *cost, *po, llvm::outs());

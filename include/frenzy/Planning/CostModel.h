@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <map>
+#include <tuple>
 
 namespace frenzy {
 
@@ -43,6 +44,10 @@ public:
   /// of `microBatch` sequences on one GPU of `gpu` (no parallelism).
   double blockSeconds(int64_t block, const GpuType &gpu,
                       int64_t microBatch) const;
+  /// The forward part of blockSeconds: what full recomputation runs again
+  /// before the block's backward.
+  double blockForwardSeconds(int64_t block, const GpuType &gpu,
+                             int64_t microBatch) const;
   /// Training FLOPs of one sequence through the whole model.
   double flopsPerSequence() const { return totalFlops / double(batch0); }
   /// Bytes crossing a layer boundary per sequence (the hidden state).
@@ -57,14 +62,17 @@ private:
   struct OpCost {
     double flops = 0, bytes = 0;
     bool contraction = false;
+    bool forward = false; // neither backward nor an optimizer update
   };
+  double seconds(int64_t block, const GpuType &gpu, int64_t microBatch,
+                 bool forwardOnly) const;
   std::map<int64_t, std::vector<OpCost>> ops; // by block, at batch0
   std::map<int64_t, int64_t> params;
   int64_t layers = 0, batch0 = 1, boundaryBytes = 0;
   double totalFlops = 0;
   Precision prec = Precision::BF16Mixed;
   Efficiency eff;
-  mutable std::map<std::pair<int64_t, std::string>, double> cache;
+  mutable std::map<std::tuple<int64_t, std::string, bool>, double> cache;
 };
 
 } // namespace frenzy

@@ -31,6 +31,8 @@ struct Stage {
   int64_t tp() const { return int64_t(devices.size()); }
   double seconds = 0;    // forward + backward of one micro-batch
   int64_t peakBytes = 0; // per rank
+  /// Activation recomputation of this stage (PartitionOptions).
+  Recompute recompute = Recompute::Selective;
 };
 
 struct Pipeline {
@@ -55,12 +57,23 @@ struct PartitionPlan {
     return pipelineSeconds + allReduceSeconds + optimizerSeconds;
   }
   std::string description; // the choice that produced it, for --explain
+  /// The pipeline schedule whose memory the stages were checked under:
+  /// GPipe when asked for and every stage holds all its micro-batches;
+  /// else 1F1B, and `scheduleNote` says why GPipe was not kept.
+  bool gpipe = false;
+  std::string scheduleNote;
 };
 
 struct PartitionOptions {
   int64_t globalBatch = 8;
   int64_t seq = 1024;
   Recompute recompute = Recompute::Selective;
+  /// Per stage: a stage that does not fit under `recompute` may use full
+  /// recomputation instead, charged one more forward of its layers.
+  bool recomputeAuto = false;
+  /// GPipe asked for: its memory (every micro-batch of a pipeline in flight
+  /// on every stage, not 1F1B's depth - stage) is checked on the plan.
+  bool gpipe = false;
 };
 
 struct Alternative {
