@@ -30,12 +30,18 @@ double Search::stageSeconds(const TypeGroup &g, int64_t tp, int64_t first,
     s += cost.blockSeconds(INT64_MAX, *g.gpu, mb);
   s += (layerPrefix(*g.gpu)[last + 1] - layerPrefix(*g.gpu)[first]) *
        double(mb);
-  // Full recomputation runs each layer's forward again before its backward
-  // (the embedding and head keep their activations).
-  if (full && last >= first)
-    s += (layerPrefix(*g.gpu, true)[last + 1] -
-          layerPrefix(*g.gpu, true)[first]) *
-         double(mb);
+  // Full recomputation runs the stage's forward again before its backward
+  // (frenzy-launch reruns the whole stage, embedding and head included).
+  if (full) {
+    if (embed)
+      s += cost.blockForwardSeconds(-1, *g.gpu, mb);
+    if (head)
+      s += cost.blockForwardSeconds(INT64_MAX, *g.gpu, mb);
+    if (last >= first)
+      s += (layerPrefix(*g.gpu, true)[last + 1] -
+            layerPrefix(*g.gpu, true)[first]) *
+           double(mb);
+  }
   s /= double(tp);
   double hidden = double(cost.boundaryBytesPerSequence() * mb);
   const ClusterNode &node = cluster.nodes[g.nodes.front()];
@@ -73,7 +79,18 @@ int64_t Search::stagePeak(const TypeGroup &g, int64_t tp, int64_t first,
   MemoryOverheads o;
   o.contextBytes = g.gpu->contextBytes;
   o.ncclBytes = g.gpu->commBufferBytes;
-  return memory.query(q, o).total();
+  if (r != Recompute::Full)
+    return memory.query(q, o).total();
+  // Full recomputation as frenzy-launch runs it (RankRunner): a whole
+  // stage's forward again before each backward. Between the two only the
+  // hidden state the stage received is kept per micro-batch in flight; the
+  // backward then holds one micro-batch's activations, as selective does.
+  int64_t held = q.inFlight;
+  q.recompute = Recompute::Selective;
+  q.inFlight = 1;
+  int64_t received =
+      stage > 0 ? cost.boundaryBytesPerSequence() * mb * (held - 1) : 0;
+  return memory.query(q, o).total() + received;
 }
 
 Recompute Search::stageMode(const TypeGroup &g, int64_t tp, int64_t first,

@@ -276,24 +276,6 @@ partitionCluster(ModuleOp module, const frenzy::ClusterSpec &cluster,
   return *plan;
 }
 
-/// frenzy-launch runs the training graph as built: attention recomputes
-/// its core (selective), nothing recomputes whole layers. A plan file must
-/// not claim full recomputation it would not get.
-static bool runtimeExecutes(const frenzy::PartitionPlan &plan) {
-  for (size_t p = 0; p < plan.pipelines.size(); ++p)
-    for (size_t s = 0; s < plan.pipelines[p].stages.size(); ++s)
-      if (plan.pipelines[p].stages[s].recompute == frenzy::Recompute::Full) {
-        llvm::errs() << "frenzy-opt: error: " << clusterFile
-                     << ": pipeline " << p << " stage " << s
-                     << " fits only with full recomputation, which "
-                        "frenzy-launch does not execute yet; add GPUs, lower "
-                        "the batch or sequence, or study the plan with "
-                        "--emit=report\n";
-        return false;
-      }
-  return true;
-}
-
 /// --emit=report|json: the heterogeneous partition of the cluster.
 static int emitPartition(ModuleOp module, const frenzy::ClusterSpec &cluster) {
   auto po = partitionOptions();
@@ -497,7 +479,7 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
       return 1;
     std::optional<frenzy::CostModel> cost;
     auto partition = partitionCluster(*module, *cluster, *po, nullptr, &cost);
-    if (!partition || !runtimeExecutes(*partition))
+    if (!partition)
       return 1;
     if (reportAndPlan)
       frenzy::printPlanReport(*partition, *cluster, *cost, *po, llvm::outs());
