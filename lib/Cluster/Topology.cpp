@@ -41,13 +41,36 @@ static uint64_t pairKey(int a, int b) {
   return (uint64_t(std::min(a, b)) << 32) | uint64_t(std::max(a, b));
 }
 
-Topology::Topology(const ClusterSpec &c) : cluster(c) {
-  const TopologySpec &t = c.topology;
+static std::vector<std::string> nodeNamesOf(const ClusterSpec &c) {
+  std::vector<std::string> r;
+  for (const ClusterNode &n : c.nodes)
+    r.push_back(n.name);
+  return r;
+}
+
+static std::vector<double> nodeLinksOf(const ClusterSpec &c) {
+  std::vector<double> r;
+  for (const ClusterNode &n : c.nodes)
+    r.push_back(n.bandwidthGBs());
+  return r;
+}
+
+Topology::Topology(const ClusterSpec &c)
+    : Topology(nodeNamesOf(c), nodeLinksOf(c),
+               {c.network.bandwidthGbps, c.network.latencyUs}, c.topology) {}
+
+Topology::Topology(std::vector<std::string> nodeNames,
+                   std::vector<double> nodeLinkGBs, LinkFigure net,
+                   TopologySpec spec)
+    : names(std::move(nodeNames)), network(net), topo(std::move(spec)) {
+  for (double g : nodeLinkGBs)
+    nodeLink.push_back(g * 1e9);
+  const TopologySpec &t = topo;
   llvm::StringMap<int> index;
-  for (size_t i = 0; i < c.nodes.size(); ++i)
-    index[c.nodes[i].name] = int(i);
+  for (size_t i = 0; i < names.size(); ++i)
+    index[names[i]] = int(i);
   if (!t.racks.empty()) {
-    rack.assign(c.nodes.size(), -1);
+    rack.assign(names.size(), -1);
     llvm::StringMap<int> zones;
     for (size_t r = 0; r < t.racks.size(); ++r) {
       zone.push_back(zones.try_emplace(t.racks[r].zone, int(zones.size()))
@@ -65,13 +88,12 @@ Topology::Topology(const ClusterSpec &c) : cluster(c) {
 
 Link Topology::link(int a, int b) const {
   if (a == b)
-    return {cluster.nodes[a].bandwidthGBs() * 1e9, kIntraNodeLatency,
-            LinkKind::IntraNode};
+    return {nodeLink[a], kIntraNodeLatency, LinkKind::IntraNode};
   auto it = pairs.find(pairKey(a, b));
   if (it != pairs.end())
     return it->second;
-  LinkFigure net{cluster.network.bandwidthGbps, cluster.network.latencyUs};
-  const TopologySpec &t = cluster.topology;
+  const LinkFigure &net = network;
+  const TopologySpec &t = topo;
   int ra = rackOf(a), rb = rackOf(b);
   if (ra < 0 || rb < 0)
     return fromFigure(net, LinkKind::Network);
@@ -119,8 +141,8 @@ Link Topology::ringBottleneck(llvm::ArrayRef<int> nodes) const {
         ++racksTouched;
         zonesTouched += racksInZone[zone[rack[n]]]++ == 0;
       }
-    const TopologySpec &t = cluster.topology;
-    LinkFigure net{cluster.network.bandwidthGbps, cluster.network.latencyUs};
+    const TopologySpec &t = topo;
+    const LinkFigure &net = network;
     std::vector<Link> used;
     if (llvm::any_of(perRack, [](int c) { return c > 1; }))
       used.push_back(fromFigure(t.intraRack.value_or(net), LinkKind::IntraRack));
@@ -166,9 +188,7 @@ double Topology::ringAllReduceSeconds(llvm::ArrayRef<int> nodes,
 }
 
 Link Topology::fastestBetween(llvm::ArrayRef<int> nodes) const {
-  Link best = fromFigure({cluster.network.bandwidthGbps,
-                          cluster.network.latencyUs},
-                         LinkKind::Network);
+  Link best = fromFigure(network, LinkKind::Network);
   bool found = false;
   // Neighbours in placement order are the closest pairs; any pair override
   // among the nodes is checked too.
@@ -199,7 +219,7 @@ bool Topology::tensorParallelAcross(int a, int b) const {
 }
 
 std::string Topology::summary() const {
-  const TopologySpec &t = cluster.topology;
+  const TopologySpec &t = topo;
   if (!t.present)
     return "";
   std::string s;
@@ -214,7 +234,7 @@ std::string Topology::summary() const {
         s += " " + n;
     }
     s += ")";
-    LinkFigure net{cluster.network.bandwidthGbps, cluster.network.latencyUs};
+    const LinkFigure &net = network;
     auto figure = [&](const char *name, const LinkFigure &f) {
       s += llvm::formatv(", {0} {1} Gb/s {2} us", name,
                          llvm::format("%g", f.bandwidthGbps),

@@ -18,9 +18,14 @@ bool isFloatType(int32_t t) {
 bool ConstantTensor::isFloat() const { return isFloatType(dtype); }
 
 int64_t ConstantTensor::numElements() const {
+  // Saturating: a folded shape can be anything a file says; a huge count
+  // only makes the value too large to fold, never wraps around.
   int64_t n = 1;
-  for (int64_t d : shape)
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > INT64_MAX / d))
+      return INT64_MAX;
     n *= d;
+  }
   return n;
 }
 

@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <sys/stat.h>
 
@@ -158,10 +159,15 @@ Value GraphEmitter::param(const std::string &name, const std::string &source) {
     for (const auto &kv : tensor->external_data()) {
       if (kv.key() == "location")
         location = kv.value();
-      else if (kv.key() == "offset")
-        offset = std::stoll(kv.value());
-      else if (kv.key() == "length")
-        length = std::stoll(kv.value());
+      else if ((kv.key() == "offset" || kv.key() == "length") &&
+               (StringRef(kv.value())
+                    .getAsInteger(10, kv.key() == "offset" ? offset : length) ||
+                (kv.key() == "offset" ? offset : length) < 0)) {
+        error = ImportError{"parameter '" + name + "' has external data " +
+                            kv.key() + " '" + kv.value() +
+                            "', not a byte count; the file is corrupt"};
+        return {};
+      }
     }
     if (location.empty()) {
       error = ImportError{"parameter '" + name +
@@ -178,10 +184,13 @@ Value GraphEmitter::param(const std::string &name, const std::string &source) {
                           "'; keep the data file next to the model"};
       return {};
     }
-    if (offset + length > (int64_t)st.st_size) {
+    int64_t end;
+    if (llvm::AddOverflow(offset, length, end) || end > (int64_t)st.st_size) {
       error = ImportError{"external data file '" + location + "' is too short for " +
                           "parameter '" + name + "' (needs " +
-                          std::to_string(offset + length) + " bytes, has " +
+                          (end < offset ? std::string("more than 2^63")
+                                        : std::to_string(end)) +
+                          " bytes, has " +
                           std::to_string((int64_t)st.st_size) + ")"};
       return {};
     }

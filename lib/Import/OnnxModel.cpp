@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OnnxModel.h"
+#include "ShapeLimits.h"
 
 #include "onnx/defs/parser.h"
 #include "onnx/defs/schema.h"
@@ -16,8 +17,10 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include <algorithm>
 #include <climits>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -107,10 +110,29 @@ std::optional<ImportError> loadModel(const std::string &path, LoadedModel &out) 
 //===----------------------------------------------------------------------===//
 
 static std::optional<ImportError>
-bindInputDims(onnx::GraphProto &g, const OnnxImportOptions &options) {
+bindInputDims(onnx::GraphProto &g, const OnnxImportOptions &options,
+              std::vector<DimBinding> &bindings) {
   std::unordered_set<std::string> inits;
   for (const auto &t : g.initializer())
     inits.insert(t.name());
+  // A named dim that --batch or --seq binds at axis 0 or 1 is the same
+  // symbol wherever else it appears (a [batch, seq, seq] mask input).
+  std::map<std::string, std::pair<std::string, int64_t>> byName;
+  for (const auto &input : g.input()) {
+    if (inits.count(input.name()) || !input.type().has_tensor_type())
+      continue;
+    const auto &shape = input.type().tensor_type().shape();
+    for (int axis = 0; axis < std::min(shape.dim_size(), 2); ++axis) {
+      const auto &dim = shape.dim(axis);
+      if (!dim.has_dim_param() || dim.dim_param().empty() ||
+          options.dims.count(dim.dim_param()))
+        continue;
+      auto value = axis == 0 ? options.batch : options.seq;
+      if (value)
+        byName.emplace(dim.dim_param(),
+                       std::make_pair(axis == 0 ? "--batch" : "--seq", *value));
+    }
+  }
   for (auto &input : *g.mutable_input()) {
     if (inits.count(input.name()) || !input.type().has_tensor_type())
       continue;
@@ -121,13 +143,21 @@ bindInputDims(onnx::GraphProto &g, const OnnxImportOptions &options) {
         continue;
       std::string name = dim->has_dim_param() ? dim->dim_param() : "";
       std::optional<int64_t> value;
+      std::string flag;
       auto it = options.dims.find(name);
-      if (!name.empty() && it != options.dims.end())
+      if (!name.empty() && it != options.dims.end()) {
         value = it->second;
-      else if (axis == 0 && options.batch)
+        flag = "--dim=" + name;
+      } else if (axis == 0 && options.batch) {
         value = options.batch;
-      else if (axis == 1 && options.seq)
+        flag = "--batch";
+      } else if (axis == 1 && options.seq) {
         value = options.seq;
+        flag = "--seq";
+      } else if (auto b = byName.find(name); b != byName.end()) {
+        flag = b->second.first;
+        value = b->second.second;
+      }
       if (!value) {
         std::string shown = name.empty() ? "(unnamed)" : "'" + name + "'";
         std::string flag = axis == 0   ? "--batch=N"
@@ -142,6 +172,9 @@ bindInputDims(onnx::GraphProto &g, const OnnxImportOptions &options) {
                     "' must be bound to a positive value");
       dim->clear_dim_param();
       dim->set_dim_value(*value);
+      if (std::none_of(bindings.begin(), bindings.end(),
+                       [&](const DimBinding &b) { return b.flag == flag; }))
+        bindings.push_back({flag, *value});
     }
   }
   return std::nullopt;
@@ -291,14 +324,15 @@ std::optional<ImportError> resolveShapes(LoadedModel &m,
                                          const OnnxImportOptions &options,
                                          ResolvedGraph &out) {
   onnx::GraphProto &g = *m.model.mutable_graph();
-  if (auto err = bindInputDims(g, options))
+  if (auto err = bindInputDims(g, options, out.bindings))
+    return err;
+  // Sizes first: nothing below (nor ONNX inference) multiplies unchecked.
+  if (auto err = checkDeclaredSizes(g))
     return err;
   // Small inline integer initializers are shape data (ids, axes): fold them.
   for (const auto &t : g.initializer())
     if (!isFloatType(t.data_type()) && t.data_location() != TensorProto::EXTERNAL) {
-      int64_t n = 1;
-      for (int64_t d : t.dims())
-        n *= d;
+      int64_t n = checkedElements(t.dims()).value_or(INT64_MAX);
       if (n <= kMaxDenseFoldElements)
         if (auto c = readTensorProto(t))
           out.constants[t.name()] = *c;
@@ -317,11 +351,7 @@ std::optional<ImportError> resolveShapes(LoadedModel &m,
       onnx::shape_inference::InferShapes(m.model,
                                          onnx::OpSchemaRegistry::Instance(), opts);
     } catch (const std::exception &e) {
-      std::string what = e.what();
-      for (char &c : what)
-        if (c == '\n')
-          c = ' ';
-      return fail("ONNX shape inference failed: " + what);
+      return fail(explainInferenceFailure(e.what(), g, out));
     }
     collectTypes(g, out);
     int removed = 0;
@@ -331,6 +361,10 @@ std::optional<ImportError> resolveShapes(LoadedModel &m,
       break;
   }
 
+  if (auto err = checkInferredSizes(g, out))
+    return err;
+  if (auto err = checkGatherRanges(g, out))
+    return err;
   for (const auto &t : g.initializer())
     out.initializers[t.name()] = &t;
   for (const auto &node : g.node())

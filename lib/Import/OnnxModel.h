@@ -35,7 +35,16 @@ struct LoadedModel {
 /// Reads a binary or text ONNX model and validates its envelope.
 std::optional<ImportError> loadModel(const std::string &path, LoadedModel &out);
 
+/// A symbolic input dim bound from the command line, as the user wrote it:
+/// errors about a value too large for the model name the flag to change.
+struct DimBinding {
+  std::string flag; // "--seq", "--batch" or "--dim=NAME"
+  int64_t value;
+};
+
 struct ResolvedGraph {
+  /// Bound dims, one per flag and value.
+  std::vector<DimBinding> bindings;
   /// Values known on the host: folded shape chains, literals, splat fills.
   std::unordered_map<std::string, ConstantTensor> constants;
   /// Static type of every tensor that is not a known constant.

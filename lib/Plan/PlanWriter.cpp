@@ -3,7 +3,7 @@
 
 #include "frenzy/Dialect/Frenzy/IR/Precision.h"
 #include "plan.pb.h"
-#include "plan/PlanVersion.h"
+#include "plan/PlanFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -79,7 +79,7 @@ llvm::Error frenzy::writePlanFile(const plan::Plan &plan, StringRef path) {
     if (ec)
       return llvm::createStringError(ec, "%s: cannot write: %s", tmp.c_str(),
                                      ec.message().c_str());
-    os << bytes;
+    os << plan::encodePlanFile(bytes);
     os.close();
     if (os.has_error())
       return llvm::createStringError(os.error(), "%s: write failed",

@@ -148,6 +148,10 @@ public:
       in->set_has_block(true);
     }
     in->set_backward(op->hasAttr("frenzy.backward"));
+    if (auto c = dyn_cast<CostOpInterface>(op)) {
+      in->set_flops(double(c.getFlops()));
+      in->set_bytes(double(c.getBytesRead() + c.getBytesWritten()));
+    }
     for (Value v : op->getOperands())
       in->add_inputs(ids.lookup(v));
     for (Value r : op->getResults()) {

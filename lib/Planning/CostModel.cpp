@@ -1,6 +1,7 @@
 //===- CostModel.cpp - predicted time of a training step ------------------===//
 #include "frenzy/Planning/CostModel.h"
 
+#include "frenzy/Cluster/DeviceProfile.h"
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,6 +39,7 @@ FailureOr<CostModel> CostModel::build(ModuleOp module, Precision precision,
     oc.bytes = double(c.getBytesRead() + c.getBytesWritten()) * scale;
     oc.contraction =
         isa<MatMulOp, GemmOp, AttentionOp, AttentionGradOp>(op);
+    oc.attention = isa<AttentionOp, AttentionGradOp>(op);
     oc.forward = !op->hasAttr("frenzy.backward") &&
                  !isa<AdamWUpdateOp, SGDUpdateOp>(op);
     m.totalFlops += oc.flops;
@@ -60,17 +62,23 @@ FailureOr<CostModel> CostModel::build(ModuleOp module, Precision precision,
 
 double CostModel::blockSeconds(int64_t block, const GpuType &gpu,
                                int64_t microBatch) const {
-  return seconds(block, gpu, microBatch, false);
-}
-
-double CostModel::blockForwardSeconds(int64_t block, const GpuType &gpu,
-                                      int64_t microBatch) const {
-  return seconds(block, gpu, microBatch, true);
-}
-
-double CostModel::seconds(int64_t block, const GpuType &gpu,
-                          int64_t microBatch, bool forwardOnly) const {
-  auto key = std::make_tuple(block, gpu.name, forwardOnly);
+  if (gpu.profile) { // measured rates (frenzy-calibrate), at this size
+    auto key = std::make_tuple(block, gpu.name, microBatch);
+    auto it = profiled.find(key);
+    if (it != profiled.end())
+      return it->second;
+    double f = double(microBatch) / double(batch0), s = 0;
+    auto b = ops.find(block);
+    if (b != ops.end())
+      for (const OpCost &oc : b->second)
+        s += gpu.profile->kernelSeconds(
+            oc.attention     ? KernelKind::Attention
+            : oc.contraction ? KernelKind::Contraction
+                             : KernelKind::MemoryBound,
+            oc.flops * f, oc.bytes * f);
+    return profiled[key] = s;
+  }
+  auto key = std::make_pair(block, gpu.name);
   auto it = cache.find(key);
   double perBatch0;
   if (it != cache.end()) {
@@ -80,8 +88,6 @@ double CostModel::seconds(int64_t block, const GpuType &gpu,
     auto b = ops.find(block);
     if (b != ops.end())
       for (const OpCost &oc : b->second) {
-        if (forwardOnly && !oc.forward)
-          continue;
         double compute = oc.flops / (gpu.tensorTflops * 1e12 *
                                      (oc.contraction ? eff.matmul : 0.1));
         double memory = oc.bytes / (gpu.memoryGBs * 1e9 * eff.memory);
@@ -90,6 +96,30 @@ double CostModel::seconds(int64_t block, const GpuType &gpu,
     cache[key] = perBatch0;
   }
   return perBatch0 * double(microBatch) / double(batch0);
+}
+
+double CostModel::opSeconds(const OpCost &oc, const GpuType &gpu,
+                            double f) const {
+  if (gpu.profile)
+    return gpu.profile->kernelSeconds(oc.attention     ? KernelKind::Attention
+                                      : oc.contraction ? KernelKind::Contraction
+                                                       : KernelKind::MemoryBound,
+                                      oc.flops * f, oc.bytes * f);
+  double compute = oc.flops * f / (gpu.tensorTflops * 1e12 *
+                                   (oc.contraction ? eff.matmul : 0.1));
+  double memory = oc.bytes * f / (gpu.memoryGBs * 1e9 * eff.memory);
+  return std::max(compute, memory);
+}
+
+double CostModel::blockForwardSeconds(int64_t block, const GpuType &gpu,
+                                      int64_t microBatch) const {
+  double f = double(microBatch) / double(batch0), s = 0;
+  auto b = ops.find(block);
+  if (b != ops.end())
+    for (const OpCost &oc : b->second)
+      if (oc.forward)
+        s += opSeconds(oc, gpu, f);
+  return s;
 }
 
 int64_t CostModel::blockParams(int64_t block) const {

@@ -25,6 +25,7 @@
 #include <tuple>
 
 using namespace frenzy;
+using llvm::StringRef;
 
 namespace {
 
@@ -65,22 +66,6 @@ std::vector<Transfer> transfers(const plan::Program &prog,
         }
   }
   return out;
-}
-
-/// The order of (phase, micro-batch) on stage s of S with M micro-batches.
-std::vector<std::pair<Phase, int32_t>> order(PipelineSchedule kind, int64_t s,
-                                             int64_t S, int64_t M) {
-  std::vector<std::pair<Phase, int32_t>> o;
-  int64_t warm = kind == PipelineSchedule::GPipe ? M : std::min(S - s - 1, M);
-  for (int64_t i = 0; i < warm; ++i)
-    o.push_back({kForward, int32_t(i)});
-  for (int64_t i = 0; i + warm < M; ++i) {
-    o.push_back({kForward, int32_t(warm + i)});
-    o.push_back({kBackward, int32_t(i)});
-  }
-  for (int64_t i = std::max<int64_t>(0, M - warm); i < M; ++i)
-    o.push_back({kBackward, int32_t(i)});
-  return o;
 }
 
 plan::Action action(plan::Action::Kind k, int32_t mb = 0, int32_t tensor = 0,
@@ -149,7 +134,48 @@ void predictTimeline(plan::Plan &plan) {
 
 } // namespace
 
-void frenzy::addPipelineSchedule(plan::Plan &plan, PipelineSchedule schedule) {
+StringRef frenzy::scheduleName(PipelineSchedule kind) {
+  return kind == PipelineSchedule::GPipe ? "gpipe" : "1f1b";
+}
+
+std::optional<PipelineSchedule> frenzy::parseScheduleName(StringRef name) {
+  if (name == "1f1b")
+    return PipelineSchedule::OneFOneB;
+  if (name == "gpipe")
+    return PipelineSchedule::GPipe;
+  return std::nullopt;
+}
+
+std::vector<PhaseStep> frenzy::stageOrder(PipelineSchedule kind, int64_t s,
+                                          int64_t S, int64_t M) {
+  std::vector<PhaseStep> o;
+  int64_t warm = kind == PipelineSchedule::GPipe ? M : std::min(S - s - 1, M);
+  for (int64_t i = 0; i < warm; ++i)
+    o.push_back({false, int32_t(i)});
+  for (int64_t i = 0; i + warm < M; ++i) {
+    o.push_back({false, int32_t(warm + i)});
+    o.push_back({true, int32_t(i)});
+  }
+  for (int64_t i = std::max<int64_t>(0, M - warm); i < M; ++i)
+    o.push_back({true, int32_t(i)});
+  return o;
+}
+
+ScheduleOrders frenzy::scheduleOrders(const PartitionPlan &pp,
+                                      PipelineSchedule kind) {
+  ScheduleOrders out;
+  out.kind = kind;
+  for (const Pipeline &p : pp.pipelines) {
+    auto &stages = out.pipelines.emplace_back();
+    int64_t S = int64_t(p.stages.size());
+    for (int64_t s = 0; s < S; ++s)
+      stages.push_back(stageOrder(kind, s, S, p.microBatches));
+  }
+  return out;
+}
+
+void frenzy::addPipelineSchedule(plan::Plan &plan,
+                                 const ScheduleOrders &schedule) {
   std::map<int32_t, StageList> pipelines;
   for (const plan::StageProgram &sp : plan.stages())
     pipelines[sp.pipeline()].push_back(&sp);
@@ -165,15 +191,15 @@ void frenzy::addPipelineSchedule(plan::Plan &plan, PipelineSchedule schedule) {
     // A pipeline's stages share one program (one TP degree per pipeline).
     std::vector<Transfer> xfers =
         transfers(*plan::programAt(plan, stages.front()->program()), stages);
-    int64_t S = int64_t(stages.size());
     for (size_t s = 0; s < stages.size(); ++s) {
       const plan::StageProgram &sp = *stages[s];
       for (int j = 0; j < sp.ranks_size(); ++j) {
         plan::Rank &rank = *plan.mutable_ranks(sp.ranks(j));
-        rank.set_schedule(schedule == PipelineSchedule::GPipe ? "gpipe"
-                                                              : "1f1b");
+        rank.set_schedule(scheduleName(schedule.kind).str());
         auto *stream = rank.mutable_stream();
-        for (auto [ph, mb] : order(schedule, int64_t(s), S, sp.micro_batches())) {
+        for (PhaseStep step : schedule.pipelines[size_t(p)][s]) {
+          Phase ph = step.backward ? kBackward : kForward;
+          int32_t mb = step.microBatch;
           for (const Transfer &x : xfers)
             if (x.to == s && x.recvPhase == ph) {
               const auto &from = stages[x.from]->ranks();

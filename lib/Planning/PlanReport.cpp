@@ -58,8 +58,9 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
                       plan.pipelines.size(), t.gpusUsed, t.gpusTotal,
                       plan.microBatch, o.globalBatch, o.seq,
                       precisionName(cost.precision()),
-                      recomputeName(o.recompute),
-                      o.recomputeAuto ? " (full where only it fits)" : "");
+                      o.fullRecompute == 2 ? llvm::StringRef("full")
+                                           : recomputeName(o.recompute),
+                      o.fullRecompute == 1 ? " (full where only it fits)" : "");
   os << "schedule: " << (plan.gpipe ? "gpipe" : "1f1b");
   if (!plan.scheduleNote.empty())
     os << " (" << plan.scheduleNote << ")";
@@ -86,7 +87,8 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
           s, node.name, g->name, devs, st.tp(), layers(st),
           double(st.peakBytes) / double(1ll << 30),
           double(g->memoryBytes) / double(1ll << 30), st.seconds * 1e3,
-          recomputeName(st.recompute));
+          st.fullRecompute ? llvm::StringRef("full")
+                           : recomputeName(o.recompute));
       // The link activations and gradients cross to the next stage.
       if (s + 1 < pipe.stages.size() && pipe.stages[s + 1].node != st.node) {
         Link l = topology.link(st.node, pipe.stages[s + 1].node);
@@ -96,6 +98,14 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
       }
       os << "\n";
     }
+  }
+  for (const IdleGpus &idle : plan.idle) {
+    std::string devs;
+    for (int64_t d : idle.devices)
+      devs += (devs.empty() ? "" : ",") + std::to_string(d);
+    os << llvm::formatv("unused: {0} {1} gpus [{2}]: {3}\n",
+                        cluster.nodes[idle.node].name,
+                        cluster.nodes[idle.node].gpu, devs, idle.why);
   }
   os << llvm::formatv("step: {0:f1} ms (pipelines {1:f1}, gradient "
                       "all-reduce {2:f1}, optimizer {3:f1})\n",
@@ -147,14 +157,26 @@ void frenzy::printPlanJson(const PartitionPlan &plan,
           {"embed", s.embed},
           {"head", s.head},
           {"peak_bytes", s.peakBytes},
-          {"recompute", recomputeName(s.recompute).str()},
+          {"recompute",
+           s.fullRecompute ? "full" : recomputeName(o.recompute).str()},
           {"seconds_per_micro_batch", s.seconds}});
     }
     pipes.push_back(llvm::json::Object{{"micro_batches", p.microBatches},
                                        {"seconds", p.seconds()},
                                        {"stages", std::move(stages)}});
   }
+  llvm::json::Array idle;
+  for (const IdleGpus &i : plan.idle) {
+    llvm::json::Array devs;
+    for (int64_t d : i.devices)
+      devs.push_back(d);
+    idle.push_back(llvm::json::Object{{"node", cluster.nodes[i.node].name},
+                                      {"gpu", cluster.nodes[i.node].gpu},
+                                      {"devices", std::move(devs)},
+                                      {"why", i.why}});
+  }
   llvm::json::Object root{{"micro_batch", plan.microBatch},
+                          {"unused", std::move(idle)},
                           {"global_batch", o.globalBatch},
                           {"seq", o.seq},
                           {"step_seconds", plan.stepSeconds()},

@@ -199,7 +199,8 @@ static int32_t programFor(const plan::Plan &out, int64_t tp) {
 void frenzy::addStagePrograms(const PartitionPlan &pp,
                               const ClusterSpec &cluster,
                               const PartitionOptions &o,
-                              PipelineSchedule schedule, plan::Plan &out) {
+                              const ScheduleOrders &schedule,
+                              plan::Plan &out) {
   out.set_micro_batch(pp.microBatch);
   out.set_global_batch(o.globalBatch);
   out.set_predicted_step_seconds(pp.stepSeconds());
@@ -234,7 +235,7 @@ void frenzy::addStagePrograms(const PartitionPlan &pp,
       sp->set_micro_batches(pipe.microBatches);
       sp->set_first_micro_batch(firstMicroBatch);
       sp->set_predicted_seconds(st.seconds);
-      sp->set_recompute_forward(st.recompute == Recompute::Full);
+      sp->set_recompute_forward(st.fullRecompute);
       for (size_t i = 0; i < st.devices.size(); ++i) {
         plan::Rank *r = out.add_ranks();
         r->set_id(rankId);

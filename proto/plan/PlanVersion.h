@@ -14,7 +14,7 @@
 namespace frenzy::plan {
 
 /// Bumped whenever a plan's meaning changes; the runtime refuses others.
-constexpr uint32_t kPlanVersion = 3;
+constexpr uint32_t kPlanVersion = 4; // 4: plan.bin has a header (PlanFile.h)
 
 /// FNV-1a 64 over a file's bytes: identifies the model a plan was made for.
 /// Returns false when the file cannot be read.

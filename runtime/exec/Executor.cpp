@@ -331,8 +331,15 @@ void Executor::run(const std::vector<int32_t> &instrs) {
       throw RuntimeError("instruction " + std::to_string(i) +
                          " is not among this rank's instructions");
     KernelArgs args{in, {}, {}, ctx};
-    for (int32_t id : in.inputs())
+    for (int32_t id : in.inputs()) {
+      // A stream the validator could not order (a receive that never came)
+      // must not hand a kernel an unallocated operand.
+      if (tensors[id].storage.empty() && tensors[id].numel() > 0)
+        throw RuntimeError("plan: instruction " + std::to_string(i) + " (" +
+                           in.op() + ") reads tensor " + std::to_string(id) +
+                           " before it is written; re-run frenzy-opt");
       args.in.push_back(&tensors[id]);
+    }
     bool producesLoss = false;
     for (int32_t id : in.outputs()) {
       args.out.push_back(&tensors[id]);

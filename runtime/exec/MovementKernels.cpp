@@ -73,6 +73,12 @@ void gather(KernelArgs &a) {
 }
 
 void gatherGrad(KernelArgs &a) {
+  // The indices are data: the same range check as the forward gather.
+  int64_t n = a.out[0]->shape[a.i("axis")];
+  for (int64_t i = 0; i < a.in[1]->numel(); ++i)
+    if (a.in[1]->i64()[i] < -n || a.in[1]->i64()[i] >= n)
+      a.fail("index " + std::to_string(a.in[1]->i64()[i]) +
+             " is outside [0, " + std::to_string(n) + ")");
   cpu::gatherGradF32(a.out[0]->f32(), a.out[0]->shape, a.in[0]->f32(),
                      a.in[1]->i64(), a.in[1]->numel(), a.i("axis"));
 }

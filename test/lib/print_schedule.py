@@ -21,7 +21,11 @@ def main():
         sys.path.insert(0, out)
         import plan_pb2
         plan = plan_pb2.Plan()
-        plan.ParseFromString(open(plan_path, "rb").read())
+        data = open(plan_path, "rb").read()
+        # plan.bin: a 32-byte header (proto/plan/PlanFile.h), then the plan.
+        if data[:8] != b"FRZPLAN\n":
+            sys.exit(f"{plan_path}: not a Frenzy plan")
+        plan.ParseFromString(data[32:])
     A = plan_pb2.Action
     for r in plan.ranks:
         items = []

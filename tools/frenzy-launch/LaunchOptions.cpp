@@ -1,6 +1,7 @@
 //===- LaunchOptions.cpp - frenzy-launch's command line -------------------===//
 #include "LaunchOptions.h"
 
+#include "PlanLoader.h"
 #include "Tensor.h"
 #include "Trace.h"
 #include "plan/PlanVersion.h"
@@ -119,16 +120,7 @@ std::string usableTracePath(const Options &o) {
   return "";
 }
 
-plan::Plan readPlan(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw RuntimeError(path + ": cannot open the plan");
-  plan::Plan p;
-  if (!p.ParseFromIstream(&in))
-    throw RuntimeError(path + ": not a Frenzy plan (protobuf parse failed); "
-                              "make one with frenzy-opt --cluster=... -o");
-  return p;
-}
+plan::Plan readPlan(const std::string &path) { return loadPlanFile(path); }
 
 CheckpointOptions checkpointOptions(const Options &o, int rank,
                                     std::function<void()> barrier) {

@@ -14,6 +14,7 @@
 #include "frenzy/Planning/Partitioner.h"
 #include "frenzy/Planning/ResourcePrediction.h"
 #include "frenzy/Planning/StagePrograms.h"
+#include "frenzy/Planning/TimelineSimulation.h"
 #include "plan.pb.h"
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
@@ -52,7 +53,8 @@ static cl::list<std::string>
 static cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to print for a model: mlir, summary, or with "
-                      "--cluster report (the partition plan) or json"),
+                      "--cluster report (the partition plan), json, or "
+                      "trace (the plan's predicted timeline, Chrome JSON)"),
              cl::init("mlir"), cl::cat(frenzyCategory));
 static cl::opt<bool>
     noDefaultPipeline("no-default-pipeline",
@@ -90,8 +92,8 @@ static cl::opt<bool> explainPlan(
     cl::init(false), cl::cat(trainCategory));
 static cl::opt<std::string> recomputeMode(
     "recompute",
-    cl::desc("none, selective or full for every stage, or auto: selective, "
-             "and full on the stages only it fits (partitioner)"),
+    cl::desc("auto (selective, and full recomputation on the stages only it "
+             "fits), or none, selective or full for every stage"),
     cl::init("auto"), cl::cat(trainCategory));
 static cl::opt<std::string> layoutSpec(
     "layout",
@@ -229,15 +231,19 @@ static std::optional<frenzy::PartitionOptions> partitionOptions() {
                    : batchSize > 0 ? int64_t(batchSize)
                                    : 8;
   po.seq = seqLength > 0 ? int64_t(seqLength) : 1024;
-  po.recomputeAuto = recomputeMode == "auto";
-  auto r = po.recomputeAuto ? frenzy::Recompute::Selective
-                            : frenzy::parseRecompute(recomputeMode);
+  // Full recomputation is frenzy-launch's (a stage's forward rerun before
+  // its backward), priced from the selective profile.
+  bool automatic = recomputeMode == "auto";
+  auto r = automatic ? frenzy::Recompute::Selective
+                     : frenzy::parseRecompute(recomputeMode);
   if (!r) {
     llvm::errs() << "frenzy-opt: error: unknown --recompute '" << recomputeMode
                  << "'; valid values: auto, none, selective, full\n";
     return std::nullopt;
   }
-  po.recompute = *r;
+  po.fullRecompute = automatic ? 1 : *r == frenzy::Recompute::Full ? 2 : 0;
+  po.recompute = *r == frenzy::Recompute::Full ? frenzy::Recompute::Selective
+                                                : *r;
   po.gpipe = scheduleKind == "gpipe";
   return po;
 }
@@ -306,6 +312,26 @@ static int emitPartition(ModuleOp module, const frenzy::ClusterSpec &cluster) {
   return 0;
 }
 
+/// --emit=trace: the plan's predicted timeline instead of plan.bin.
+static int writePredictedTrace(const frenzy::plan::Plan &plan,
+                               const frenzy::ClusterSpec &cluster,
+                               llvm::StringRef output) {
+  frenzy::PredictedTimeline t = frenzy::simulateTimeline(plan, cluster);
+  std::string error;
+  auto out = openOutputFile(output, &error);
+  if (!out) {
+    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+    return 1;
+  }
+  frenzy::writePredictedTrace(plan, t, out->os());
+  out->keep();
+  llvm::errs() << llvm::formatv("frenzy-opt: predicted timeline of {0} "
+                                "rank(s), step {1:f2} ms, written to {2}\n",
+                                t.rankSeconds.size(), t.stepSeconds * 1e3,
+                                output);
+  return 0;
+}
+
 /// Writes plan.bin.
 static int writePlan(ModuleOp module, llvm::StringRef input,
                      const frenzy::ClusterSpec &cluster, llvm::StringRef output,
@@ -319,11 +345,15 @@ static int writePlan(ModuleOp module, llvm::StringRef input,
     if (failed(frenzy::lowerProgram(*m, *plan.add_more_programs())))
       return 1;
   if (partition)
-    frenzy::addStagePrograms(*partition, cluster, *po,
-                             partition->gpipe
-                                 ? frenzy::PipelineSchedule::GPipe
-                                 : frenzy::PipelineSchedule::OneFOneB,
-                             plan);
+    frenzy::addStagePrograms(
+        *partition, cluster, *po,
+        frenzy::scheduleOrders(*partition,
+                               partition->gpipe
+                                   ? frenzy::PipelineSchedule::GPipe
+                                   : frenzy::PipelineSchedule::OneFOneB),
+        plan);
+  if (emitKind == "trace")
+    return writePredictedTrace(plan, cluster, output);
   if (llvm::Error e = frenzy::writePlanFile(plan, output)) {
     llvm::errs() << "frenzy-opt: error: " << llvm::toString(std::move(e))
                  << "\n";
@@ -396,8 +426,12 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   // --emit=report with -o FILE: print the partition and write the plan.
   bool reportAndPlan = planning && emitKind == "report" && output != "-" &&
                        !predictResources;
+  // --emit=trace builds the plan as for -o plan.bin, then writes its
+  // predicted timeline instead.
+  bool emitTrace = planning && emitKind == "trace" && !predictResources;
   bool emitPlan = planning && !predictResources &&
-                  (emitKind.getNumOccurrences() == 0 || reportAndPlan);
+                  (emitKind.getNumOccurrences() == 0 || reportAndPlan ||
+                   emitTrace);
   bool partitioning =
       (emitKind == "report" || emitKind == "json") && !reportAndPlan;
   if (predictResources && !planning) {
@@ -407,10 +441,14 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   }
   if (predictResources || partitioning)
     options.batch = 1; // the memory and cost models scale from batch 1
+  if (emitKind == "trace" && !planning) {
+    llvm::errs() << "frenzy-opt: error: --emit=trace needs --cluster=C.yaml\n";
+    return 1;
+  }
   if (emitKind != "mlir" && emitKind != "summary" && !partitioning &&
-      !reportAndPlan) {
-    llvm::errs() << "frenzy-opt: error: --emit must be mlir, summary, report "
-                    "or json, got '"
+      !reportAndPlan && !emitTrace) {
+    llvm::errs() << "frenzy-opt: error: --emit must be mlir, summary, report, "
+                    "json or trace, got '"
                  << emitKind << "'\n";
     return 1;
   }
@@ -424,7 +462,7 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
                  << " needs --cluster=C.yaml\n";
     return 1;
   }
-  if (emitPlan && output == "-") {
+  if (emitPlan && !emitTrace && output == "-") {
     llvm::errs() << "frenzy-opt: error: --cluster writes a binary plan; name "
                     "it with -o plan.bin\n";
     return 1;

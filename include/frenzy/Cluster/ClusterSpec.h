@@ -17,6 +17,18 @@
 
 namespace frenzy {
 
+/// Limits on what a cluster file may describe. They keep every count the
+/// planner multiplies well inside int64 and refuse a typo such as
+/// `count: 99999999999` at once instead of planning for it until memory runs
+/// out. The largest machines sold put 576 GPUs in one NVLink domain; the
+/// totals leave room for ten times today's largest training clusters.
+constexpr int64_t kMaxGpusPerNode = 1024;
+constexpr int64_t kMaxClusterNodes = 65536;
+constexpr int64_t kMaxClusterGpus = 1 << 20;
+/// A cluster file at the node limit is a few MiB; a larger file is refused
+/// before the YAML parser builds a tree for it.
+constexpr int64_t kMaxClusterFileBytes = 16 << 20;
+
 struct ClusterNode {
   std::string name;
   std::string gpu;  // GPU type, or "cpu" for CPU ranks

@@ -12,9 +12,12 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace frenzy {
+
+struct DeviceProfile;
 
 struct GpuType {
   std::string name;          // catalogue key, e.g. "A100-80G"
@@ -28,6 +31,10 @@ struct GpuType {
   /// Buffers per communicator a rank is in (NCCL's); a CPU rank's MPI
   /// needs none worth counting.
   int64_t commBufferBytes = 256ll << 20;
+  /// Measured speeds (frenzy-calibrate) named by the cluster file's
+  /// `profile:`; null: the datasheet figures and default efficiencies.
+  std::shared_ptr<const DeviceProfile> profile;
+  std::string profilePath;
 };
 
 /// All catalogue entries.

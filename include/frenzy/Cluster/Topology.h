@@ -31,6 +31,10 @@ struct Link {
 class Topology {
 public:
   explicit Topology(const ClusterSpec &cluster);
+  /// From plain data (a planning problem): node names, each node's own GPU
+  /// link in GB/s, the network figure and the topology section.
+  Topology(std::vector<std::string> nodeNames, std::vector<double> nodeLinkGBs,
+           LinkFigure network, TopologySpec spec);
 
   /// The link between nodes a and b (indices into ClusterSpec::nodes); the
   /// node's own GPU link when a == b.
@@ -68,13 +72,16 @@ public:
 
   /// The rack index of a node (-1 without racks), and the racks' names.
   int rackOf(int node) const { return rack.empty() ? -1 : rack[node]; }
-  const TopologySpec &spec() const { return cluster.topology; }
+  const TopologySpec &spec() const { return topo; }
   /// "2 racks (rack-a: a0 a1; rack-b: b0 b1); intra-rack 200 Gb/s 5 us,
   /// inter-rack 10 Gb/s 50 us" for reports; empty without a topology.
   std::string summary() const;
 
 private:
-  const ClusterSpec &cluster;
+  std::vector<std::string> names;        // per node
+  std::vector<double> nodeLink;          // per node, bytes/s
+  LinkFigure network;
+  TopologySpec topo;
   std::vector<int> rack;                 // per node
   std::vector<int> zone;                 // per rack
   llvm::DenseMap<uint64_t, Link> pairs;  // key: min * 2^32 + max

@@ -44,8 +44,8 @@ public:
   /// of `microBatch` sequences on one GPU of `gpu` (no parallelism).
   double blockSeconds(int64_t block, const GpuType &gpu,
                       int64_t microBatch) const;
-  /// The forward part of blockSeconds: what full recomputation runs again
-  /// before the block's backward.
+  /// The forward part of blockSeconds (not cached): what full
+  /// recomputation runs again before the block's backward.
   double blockForwardSeconds(int64_t block, const GpuType &gpu,
                              int64_t microBatch) const;
   /// Training FLOPs of one sequence through the whole model.
@@ -61,18 +61,22 @@ public:
 private:
   struct OpCost {
     double flops = 0, bytes = 0;
-    bool contraction = false;
+    bool contraction = false, attention = false;
     bool forward = false; // neither backward nor an optimizer update
   };
-  double seconds(int64_t block, const GpuType &gpu, int64_t microBatch,
-                 bool forwardOnly) const;
+  /// One op at `f` times its reference size, by profile or roofline.
+  double opSeconds(const OpCost &oc, const GpuType &gpu, double f) const;
   std::map<int64_t, std::vector<OpCost>> ops; // by block, at batch0
   std::map<int64_t, int64_t> params;
   int64_t layers = 0, batch0 = 1, boundaryBytes = 0;
   double totalFlops = 0;
   Precision prec = Precision::BF16Mixed;
   Efficiency eff;
-  mutable std::map<std::tuple<int64_t, std::string, bool>, double> cache;
+  mutable std::map<std::pair<int64_t, std::string>, double> cache;
+  /// A calibrated type's seconds by (block, type, micro-batch): measured
+  /// rates depend on the kernel's size, so they do not scale linearly.
+  mutable std::map<std::tuple<int64_t, std::string, int64_t>, double>
+      profiled;
 };
 
 } // namespace frenzy

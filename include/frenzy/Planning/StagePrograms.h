@@ -4,6 +4,8 @@
 
 #include "frenzy/Planning/Partitioner.h"
 
+#include "llvm/ADT/StringRef.h"
+
 #include <optional>
 #include <vector>
 
@@ -14,13 +16,39 @@ class Plan;
 
 enum class PipelineSchedule { OneFOneB, GPipe };
 
+/// "1f1b" / "gpipe".
+llvm::StringRef scheduleName(PipelineSchedule kind);
+std::optional<PipelineSchedule> parseScheduleName(llvm::StringRef name);
+
+/// One compute action of a stage: a micro-batch's forward or backward.
+struct PhaseStep {
+  bool backward = false;
+  int32_t microBatch = 0;
+  bool operator==(const PhaseStep &o) const {
+    return backward == o.backward && microBatch == o.microBatch;
+  }
+};
+
+/// The order of every stage's phases, per pipeline, per stage: what
+/// frenzy-pipeline-schedule records and the plan writer turns into streams.
+struct ScheduleOrders {
+  PipelineSchedule kind = PipelineSchedule::OneFOneB;
+  std::vector<std::vector<std::vector<PhaseStep>>> pipelines;
+};
+
+/// Stage s of S with M micro-batches: GPipe (all forwards, then all
+/// backwards) or 1F1B (S - s - 1 warm-up forwards, then alternating).
+std::vector<PhaseStep> stageOrder(PipelineSchedule kind, int64_t s, int64_t S,
+                                  int64_t M);
+ScheduleOrders scheduleOrders(const PartitionPlan &pp, PipelineSchedule kind);
+
 /// Adds ranks, stages (instructions by phase, boundary tensors, batch
 /// shares), communication groups (DP across differently cut pipelines, tied
 /// parameters, TP) and predictions of a partition to a plan whose program is
 /// the training step at the partition's micro-batch size, then the per-rank
 /// instruction streams of `schedule`.
 void addStagePrograms(const PartitionPlan &pp, const ClusterSpec &cluster,
-                      const PartitionOptions &o, PipelineSchedule schedule,
+                      const PartitionOptions &o, const ScheduleOrders &schedule,
                       plan::Plan &out);
 
 /// Each pipeline's TP degree (its stages' common one); nullopt when a
@@ -29,9 +57,10 @@ std::optional<std::vector<int64_t>> pipelineTpDegrees(const PartitionPlan &pp);
 
 /// Writes each rank's per-step instruction stream (forward/backward per
 /// micro-batch with its sends and receives, gradient reduction, update,
-/// tied-parameter sync) for GPipe or 1F1B, and a predicted start time per
-/// action from the stages' predicted times. Needs the stages and groups.
-void addPipelineSchedule(plan::Plan &plan, PipelineSchedule schedule);
+/// tied-parameter sync) in the given phase orders, and a predicted start
+/// time per action from the stages' predicted times. Needs the stages and
+/// groups.
+void addPipelineSchedule(plan::Plan &plan, const ScheduleOrders &schedule);
 
 } // namespace frenzy
 

@@ -55,7 +55,6 @@ public:
   int64_t referenceBatch() const { return batch0; }
   Precision precision() const { return prec; }
 
-private:
   struct Part {
     int64_t split = 0, layerOnly = 0, whole = 0; // bytes at micro-batch b0
     int64_t at(int64_t tp, bool sp) const;
@@ -65,6 +64,14 @@ private:
     Part saved[3];     // by Recompute
     Part transient[3]; // the block's largest working set beyond saved
   };
+  /// A block's parts (null when it has none), the optimizer's moments and
+  /// the head's inputs: what the MLIR-free planning problem copies
+  /// (buildPlanProblem), so its solvers answer queries like this model.
+  const BlockInfo *block(int64_t index) const { return find(index); }
+  int64_t optimizerMoments() const { return moments; }
+  int64_t headIoBytes() const { return ioBytes; }
+
+private:
   BlockInfo &blockInfo(int64_t block);
   const BlockInfo *find(int64_t block) const;
 

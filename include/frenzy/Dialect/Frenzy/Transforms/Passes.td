@@ -126,4 +126,49 @@ def FrenzyTensorParallel : Pass<"frenzy-tensor-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["::frenzy::FrenzyDialect"];
 }
 
+def FrenzyPartition : Pass<"frenzy-partition", "mlir::ModuleOp"> {
+  let summary = "Partition the training step over a cluster: pipelines, "
+                "stages, TP degrees, batch shares";
+  let description = [{
+    On a module at batch 1 (the memory and cost models scale from it; after
+    frenzy-annotate-blocks, usually after the training passes): extracts the
+    cost and memory profiles once, runs the partitioner (or scores the
+    pinned `layout`) and records the decision: `frenzy.partition` on the
+    module (per pipeline its stages with node, devices, layer range, TP,
+    predicted time and peak memory, its micro-batches and sequences; the
+    micro-batch size and predicted step time), and on every op of a block
+    `frenzy.stage` and `frenzy.tp` (one entry per pipeline). See
+    include/frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h.
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", "", "the cluster YAML">,
+    Option<"globalBatch", "global-batch", "int64_t", "8",
+           "sequences per optimizer step">,
+    Option<"seq", "seq", "int64_t", "0",
+           "sequence length (0: the module's frenzy.seq, else 1024)">,
+    Option<"recompute", "recompute", "std::string", "\"selective\"",
+           "none, selective or full">,
+    Option<"layout", "layout", "std::string", "",
+           "pin the partition instead of searching (frenzy-opt --layout)">,
+    Option<"explain", "explain", "bool", "false",
+           "also record the alternatives considered "
+           "(frenzy.partition_alternatives)">,
+  ];
+  let dependentDialects = ["::frenzy::FrenzyDialect"];
+}
+
+def FrenzyPipelineSchedule : Pass<"frenzy-pipeline-schedule", "mlir::ModuleOp"> {
+  let summary = "Order every stage's forwards and backwards (GPipe or 1F1B)";
+  let description = [{
+    After frenzy-partition: records `frenzy.schedule` on the module, the
+    schedule kind and per pipeline, per stage, the order of its phases as
+    "F0 F1 B0 ...". The plan writer turns these orders into per-rank
+    streams with the transfers between stages.
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", "\"1f1b\"", "1f1b or gpipe">,
+  ];
+  let dependentDialects = ["::frenzy::FrenzyDialect"];
+}
+
 #endif // FRENZY_TRANSFORMS_PASSES_TD

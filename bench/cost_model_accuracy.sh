@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Cost-model accuracy on CPU ranks: for each plan of the tiny GPT (one rank;
+# 2-stage 1F1B; GPipe; TP 2; two uneven pipelines; the README's plan, 8
+# data-parallel ranks), the predicted timeline (frenzy-opt --emit=trace with
+# this machine's device profile) against the measured one (frenzy-launch
+# --trace, RUNS runs of STEPS steps, the first step of each skipped).
+# Prints per plan the predicted step, the measured median step and the
+# error, and the largest per-rank difference of idle time (as shares of the
+# step). Not a test: figures vary by machine and load (printed).
+#
+# usage: bench/cost_model_accuracy.sh [RUNS] [STEPS] [PROFILE.yaml]
+#   PROFILE defaults to a fresh frenzy-calibrate run on this machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${1:-3} STEPS=${2:-12} PROFILE=${3:-}
+MODEL=$PWD/examples/gpt2-tiny.onnx
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+/usr/bin/python3 scripts/make_corpus.py data/corpus-gpl3.txt "$work/tokens" > /dev/null
+if [ -z "$PROFILE" ]; then
+  PROFILE=$work/profile.yaml
+  build/bin/frenzy-calibrate -o "$PROFILE" | tail -1
+fi
+PROFILE=$(realpath "$PROFILE")
+cluster() { # NAME RANKS
+  printf 'name: %s\nnodes:\n  - {name: localhost, gpu: cpu, count: %s}\ngpu_types:\n  - {name: cpu, profile: %s}\n' \
+    "$1" "$2" "$PROFILE" > "$work/$1.yaml"
+}
+cluster cpu1 1; cluster cpu4 4; cluster cpu8 8
+# name | cluster | frenzy-opt arguments
+plans=(
+  "one-rank|cpu1|--batch=8"
+  "2-stage-1f1b|cpu4|--global-batch=8 --layout=1,1@4"
+  "2-stage-gpipe|cpu4|--global-batch=8 --layout=1,1@4 --schedule=gpipe"
+  "tp2|cpu4|--global-batch=8 --layout=2x2@4"
+  "uneven-pipelines|cpu4|--global-batch=8 --layout=1,1@3/2@1"
+  "readme-8dp|cpu8|--global-batch=8 --layout=2@1/2@1/2@1/2@1/2@1/2@1/2@1/2@1"
+)
+echo "tiny GPT (examples/gpt2-tiny.onnx), global batch 8 x 64, $RUNS runs x $STEPS steps; profile $PROFILE"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
+for entry in "${plans[@]}"; do
+  IFS='|' read -r name cl args <<< "$entry"
+  # shellcheck disable=SC2086
+  build/bin/frenzy-opt "$MODEL" --seq=64 --cluster="$work/$cl.yaml" $args --emit=trace \
+    -o "$work/$name.pred.json" 2> /dev/null
+  # shellcheck disable=SC2086
+  build/bin/frenzy-opt "$MODEL" --seq=64 --cluster="$work/$cl.yaml" $args -o "$work/$name.bin" 2> /dev/null
+done
+# Runs interleave the plans, so a change of the machine's load touches all.
+for r in $(seq "$RUNS"); do
+  for entry in "${plans[@]}"; do
+    IFS='|' read -r name cl args <<< "$entry"
+    build/bin/frenzy-launch "$work/$name.bin" --steps="$STEPS" --threads=1 --data="$work/tokens" \
+      --trace="$work/$name.$r.json" > /dev/null
+    /usr/bin/python3 bench/trace_compare.py "$work/$name.pred.json" "$work/$name.$r.json" --json \
+      > "$work/$name.$r.cmp"
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+/usr/bin/python3 - "$work" "$RUNS" "${plans[@]}" <<'PY'
+import json, statistics, sys
+work, runs, plans = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+print("%-18s %11s %11s %8s %16s %s" % ("plan", "predicted", "measured", "error",
+                                       "max idle diff", "runs (ms)"))
+for entry in plans:
+    name = entry.split("|")[0]
+    cmps = [json.load(open("%s/%s.%d.cmp" % (work, name, r))) for r in range(1, runs + 1)]
+    meas = statistics.median(c["step_measured_ms"] for c in cmps)
+    pred = cmps[0]["step_predicted_ms"]
+    idle = statistics.median(max(rk["idle_diff_of_step"] for rk in c["ranks"]) for c in cmps)
+    print("%-18s %8.2f ms %8.2f ms %+7.1f%% %15.1f%% %s" % (
+        name, pred, meas, 100 * (pred / meas - 1), 100 * idle,
+        " ".join("%.2f" % c["step_measured_ms"] for c in cmps)))
+PY

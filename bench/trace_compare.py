@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Predicted against measured timeline of one plan.
+
+Reads the trace frenzy-opt --emit=trace predicts and the one frenzy-launch
+--trace=FILE measures (both Chrome-trace JSON, runtime/plan/TraceFormat.h)
+and prints, per rank, the step time, busy time (compute and transfers) and
+idle time (waits and gaps) of both, and per op class (matmul, attention,
+elementwise, communication, optimizer, and 'runtime' for the runtime's own
+work between kernels) the measured/predicted ratio. Measured figures are
+medians over the traced steps after the first --skip ones (warm-up).
+
+usage: trace_compare.py PREDICTED.json MEASURED.json [--skip=N] [--json]
+"""
+import json
+import statistics
+import sys
+
+CLASSES = ["matmul", "attention", "elementwise", "communication", "optimizer",
+           "runtime"]
+
+
+def load(path, kind):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit("trace_compare: %s: cannot read a trace: %s" % (path, e))
+    meta = doc.get("otherData", {}) if isinstance(doc, dict) else {}
+    if meta.get("frenzy_trace") != kind:
+        sys.exit("trace_compare: %s: not a %s Frenzy trace (make it with %s)" %
+                 (path, kind, "frenzy-opt --emit=trace" if kind == "predicted"
+                  else "frenzy-launch --trace=FILE"))
+    return meta["ranks"], [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+
+
+def steps_of(events, ranks, skip):
+    """Per rank, per traced step: (duration, busy, class times) in us."""
+    out = {r: [] for r in range(ranks)}
+    by_pid = {}
+    for e in events:
+        by_pid.setdefault(e["pid"], []).append(e)
+    for r in range(ranks):
+        evs = by_pid.get(r, [])
+        steps = sorted((e for e in evs if e["cat"] == "step"),
+                       key=lambda e: e["ts"])
+        for s in steps[skip:] if len(steps) > skip else steps:
+            lo, hi = s["ts"], s["ts"] + s["dur"]
+            busy, cls = 0.0, dict.fromkeys(CLASSES, 0.0)
+            for e in evs:
+                if e["cat"] in ("step", "wait") or e["ts"] < lo - 1 or \
+                        e["ts"] + e["dur"] > hi + 1:
+                    continue
+                busy += e["dur"]
+                if e["cat"] == "comm":
+                    cls["communication"] += e["dur"]
+                    continue
+                inside = 0.0
+                for c in CLASSES[:5]:
+                    v = e.get("args", {}).get(c + "_us", 0.0)
+                    cls[c] += v
+                    inside += v
+                cls["runtime"] += max(0.0, e["dur"] - inside)
+            out[r].append((s["dur"], busy, cls))
+    return out
+
+
+def median_of(rows, f):
+    return statistics.median(f(x) for x in rows) if rows else float("nan")
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    skip = 1
+    for a in sys.argv[1:]:
+        if a.startswith("--skip="):
+            skip = int(a[7:])
+    as_json = "--json" in sys.argv
+    if len(args) != 2:
+        sys.exit(__doc__.strip().splitlines()[-1])
+    pranks, pev = load(args[0], "predicted")
+    mranks, mev = load(args[1], "measured")
+    if pranks != mranks:
+        sys.exit("trace_compare: the predicted trace has %d ranks, the "
+                 "measured %d: traces of different plans" % (pranks, mranks))
+    pred = steps_of(pev, pranks, 0)
+    meas = steps_of(mev, mranks, skip)
+    for r in range(pranks):
+        if not pred[r] or not meas[r]:
+            sys.exit("trace_compare: rank %d has no step in one of the traces"
+                     % r)
+    # The step: the slowest rank's, per traced step, then the median.
+    nsteps = min(len(meas[r]) for r in range(mranks))
+    step_meas = statistics.median(
+        max(meas[r][k][0] for r in range(mranks)) for k in range(nsteps))
+    step_pred = max(pred[r][0][0] for r in range(pranks))
+    result = {"ranks": [], "classes": {}, "step_predicted_ms": step_pred / 1e3,
+              "step_measured_ms": step_meas / 1e3,
+              "step_error": step_pred / step_meas - 1,
+              "steps_measured": nsteps}
+    for r in range(pranks):
+        p = pred[r][0]
+        m_step = median_of(meas[r], lambda x: x[0])
+        m_busy = median_of(meas[r], lambda x: x[1])
+        row = {"rank": r, "pred_step_ms": p[0] / 1e3, "meas_step_ms": m_step / 1e3,
+               "pred_busy_ms": p[1] / 1e3, "meas_busy_ms": m_busy / 1e3,
+               "pred_idle_ms": (step_pred - p[1]) / 1e3,
+               "meas_idle_ms": (step_meas - m_busy) / 1e3}
+        # Idle against the step: both as shares of their own step.
+        row["idle_diff_of_step"] = abs((step_pred - p[1]) / step_pred -
+                                       (step_meas - m_busy) / step_meas)
+        result["ranks"].append(row)
+    for c in CLASSES:
+        pc = sum(pred[r][0][2][c] for r in range(pranks))
+        mc = sum(median_of(meas[r], lambda x: x[2][c]) for r in range(mranks))
+        result["classes"][c] = {"pred_ms": pc / 1e3, "meas_ms": mc / 1e3,
+                                "ratio": mc / pc if pc > 0 else None}
+    if as_json:
+        print(json.dumps(result))
+        return
+    print("step: predicted %.2f ms, measured %.2f ms (median of %d steps): "
+          "%+.1f%%" % (step_pred / 1e3, step_meas / 1e3, nsteps,
+                       100 * result["step_error"]))
+    print("%-5s %11s %11s %11s %11s %11s %11s %9s" %
+          ("rank", "step pred", "step meas", "busy pred", "busy meas",
+           "idle pred", "idle meas", "idle diff"))
+    for row in result["ranks"]:
+        print("%-5d %8.2f ms %8.2f ms %8.2f ms %8.2f ms %8.2f ms %8.2f ms %8.1f%%"
+              % (row["rank"], row["pred_step_ms"], row["meas_step_ms"],
+                 row["pred_busy_ms"], row["meas_busy_ms"], row["pred_idle_ms"],
+                 row["meas_idle_ms"], 100 * row["idle_diff_of_step"]))
+    print("%-14s %12s %12s %18s" % ("op class", "predicted", "measured",
+                                     "measured/predicted"))
+    for c, v in result["classes"].items():
+        ratio = "%.2f" % v["ratio"] if v["ratio"] is not None else "-"
+        print("%-14s %9.2f ms %9.2f ms %18s" % (c, v["pred_ms"], v["meas_ms"],
+                                                ratio))
+
+
+main()

@@ -1,0 +1,70 @@
+//===- DeviceProfile.h - measured speeds of one device type -----*- C++ -*-===//
+//
+// What frenzy-calibrate measures on a device and the cost model then uses
+// instead of datasheet figures times default efficiencies: GEMM rate by
+// size, attention rate, memory-bound rate by bytes moved, a fixed cost per
+// kernel launch, and per link kind the latency and bandwidth of a transfer
+// and of an all-reduce. A cluster file's GPU type names its profile
+// (`profile: FILE`); types without one keep the defaults
+// (DeviceProfile::fromDatasheet, docs/partitioner.md). MLIR-free.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_CLUSTER_DEVICEPROFILE_H
+#define FRENZY_CLUSTER_DEVICEPROFILE_H
+
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace frenzy {
+
+struct GpuType;
+
+/// The profile format version frenzy-calibrate writes (a profile of
+/// another version is refused: re-run frenzy-calibrate).
+inline constexpr int kDeviceProfileVersion = 1;
+
+/// Rate measured at a size: x is flops (contractions) or bytes (memory).
+struct RatePoint {
+  double size = 0, rate = 0; // rate: flop/s or byte/s
+};
+
+struct LinkProfile {
+  double latency = 10e-6;     // seconds per point-to-point message
+  double bandwidth = 25e9;    // bytes/s of a point-to-point message
+  double reduceLatency = 10e-6; // seconds of a small all-reduce (2 ranks)
+  double reduceBandwidth = 25e9; // bytes/s of a large all-reduce's buffer
+};
+
+/// What one kernel is, for its time.
+enum class KernelKind { Contraction, Attention, MemoryBound };
+
+struct DeviceProfile {
+  std::string gpuType;           // the type it was measured for
+  std::string device, measured;  // free text: what and when
+  std::vector<RatePoint> matmul, attention, memory; // ascending size
+  double opOverhead = 0;         // seconds per kernel
+  double copyBandwidth = 10e9;   // host memcpy of a sent tensor, bytes/s
+  std::map<std::string, LinkProfile> links; // shm, nvlink, pcie, network
+  bool calibrated = false;       // false: datasheet defaults
+
+  /// Seconds of one kernel doing `flops` and moving `bytes`.
+  double kernelSeconds(KernelKind kind, double flops, double bytes) const;
+  /// The link of this kind, else "shm", else the first one, else null.
+  const LinkProfile *link(const std::string &kind) const;
+
+  /// Today's defaults for an uncalibrated type: 60% of the tensor peak
+  /// for contractions, 70% of memory bandwidth, no per-kernel overhead.
+  static DeviceProfile fromDatasheet(const GpuType &g);
+};
+
+/// Reads a profile file; `gpuType` is the type naming it. Errors are one
+/// line: file, what is wrong, what to do.
+llvm::Expected<DeviceProfile> readDeviceProfile(const std::string &path,
+                                                const std::string &gpuType);
+
+} // namespace frenzy
+
+#endif

@@ -1,0 +1,136 @@
+//===- Simulator.h - the discrete-event cluster simulator -------*- C++ -*-===//
+//
+// One event loop for every policy. Events: job arrivals, job completions
+// and, for round-based policies, round boundaries. At each event time the
+// loop first advances every running job's progress, then retires finished
+// jobs (freeing their GPUs), then admits arrivals, then calls the policy
+// once; the policy's wall time is one "decision". A job that is stopped and
+// started again on different GPUs pays the checkpoint-restart cost: it holds
+// its new GPUs but makes no progress for that long.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_SCHEDULER_SIMULATOR_H
+#define FRENZY_SCHEDULER_SIMULATOR_H
+
+#include "frenzy/Scheduler/SchedCluster.h"
+
+#include <memory>
+
+namespace frenzy::sched {
+
+struct SimJob {
+  const JobSpec *spec = nullptr;
+  /// The planner's options (Frenzy, Sia) and the user's fixed request on
+  /// each type that can run it (FIFO, Gavel).
+  const std::vector<JobOption> *options = nullptr;
+  std::vector<JobOption> userOptions;
+  enum class State { Pending, Waiting, Running, Done } state = State::Pending;
+  double remainingSteps = 0;
+  const JobOption *running = nullptr; // the option it runs with
+  Placement placement;
+  double lastUpdate = 0, pausedUntil = 0;
+  double lastMoved = 0; // when it last started or moved
+  double firstStart = -1, finish = -1;
+  int restarts = 0;
+  bool ranBefore = false;
+  std::vector<double> roundsOnType; // Gavel's received rounds per type
+  double roundsActive = 0;
+  std::string lastLayout, lastNodes; // what it finished on
+  Placement lastPlacement;
+  double lastStep = 0;
+  int64_t lastGpus = 0;
+
+  /// Seconds to finish on `o` from now, without restart costs.
+  double secondsOn(const JobOption &o) const {
+    return remainingSteps * o.stepSeconds;
+  }
+};
+
+struct SimConfig {
+  double restartSeconds = 30; // checkpoint, requeue, reload: per restart
+};
+
+class SimContext {
+public:
+  SimContext(SchedCluster &c, std::vector<SimJob> &j, const SimConfig &cfg)
+      : clusterRef(c), jobList(j), config(cfg) {}
+  double now = 0;
+  SchedCluster &cluster() { return clusterRef; }
+  std::vector<SimJob> &jobs() { return jobList; }
+  /// Waiting and running jobs, in arrival order.
+  const std::vector<int> &active() const { return activeList; }
+  double restartSeconds() const { return config.restartSeconds; }
+
+  /// Starts a waiting job on `o`; false (and nothing changes) when the GPUs
+  /// are not free. `o` must outlive the run (an element of the job's
+  /// tables).
+  bool start(int job, const JobOption &o, Fit fit);
+  /// Stops a running job (checkpointed: it keeps its progress).
+  void stop(int job);
+  /// Moves a running job to `o`, paying the restart cost; when `o` cannot
+  /// be placed the job keeps its GPUs and option and false is returned.
+  bool move(int job, const JobOption &o, Fit fit);
+
+private:
+  friend class Simulator;
+  SchedCluster &clusterRef;
+  std::vector<SimJob> &jobList;
+  const SimConfig &config;
+  std::vector<int> activeList;
+};
+
+class Policy {
+public:
+  virtual ~Policy() = default;
+  virtual const char *name() const = 0;
+  /// Seconds between round boundaries; 0 for event-driven policies.
+  virtual double roundSeconds() const { return 0; }
+  virtual void schedule(SimContext &ctx) = 0;
+};
+
+/// Policies by name: fifo, gavel, sia, frenzy; nullptr when unknown.
+std::unique_ptr<Policy> makePolicy(llvm::StringRef name, bool realloc = false);
+const char *policyNames();
+
+struct JobResult {
+  std::string name;
+  double arrival = 0, start = -1, finish = -1;
+  std::string layout;   // the last option it ran with
+  std::string nodes;    // "a100-0:8,a100-1:4"
+  Placement placement;  // the same, as node indices
+  double stepSeconds = 0;
+  int64_t gpus = 0;
+  int restarts = 0;
+};
+
+struct SimResult {
+  std::string policy;
+  std::vector<JobResult> jobs; // in input order
+  std::vector<double> decisionSeconds;
+  double busyGpuSeconds = 0;
+  int64_t totalGpus = 0;
+};
+
+/// Runs the jobs (their options already looked up) to completion. Errors:
+/// a job that can never be placed (the queue would never drain).
+llvm::Expected<SimResult> simulate(SchedCluster cluster,
+                                   std::vector<SimJob> jobs, Policy &policy,
+                                   const SimConfig &config = {});
+
+/// The user's fixed request as one option per GPU type that can run it:
+/// `userGpus` GPUs of that type at the speed of the best planner option of
+/// that type using no more of them. A request too small for every type is
+/// raised to the smallest count that fits (users ask for what runs).
+std::vector<JobOption> userRequestOptions(const JobSpec &job,
+                                          const std::vector<JobOption> &opts,
+                                          const SchedCluster &c);
+
+/// Steps of a trace job: its reference seconds divided by the step time of
+/// its user request on the slowest type that runs it (at least 1).
+int64_t stepsFromReference(const JobSpec &job,
+                           const std::vector<JobOption> &userOptions,
+                           const SchedCluster &c);
+
+} // namespace frenzy::sched
+
+#endif

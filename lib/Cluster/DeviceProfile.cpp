@@ -1,0 +1,201 @@
+//===- DeviceProfile.cpp - measured speeds of one device type -------------===//
+//
+// The file frenzy-calibrate writes (tools/frenzy-calibrate), read with
+// LLVM's YAML I/O. Rates between measured sizes are interpolated
+// log-linearly in size (GEMM efficiency rises with size, memory rates fall
+// once tensors leave the caches); outside the measured range the nearest
+// point's rate holds.
+//
+//===----------------------------------------------------------------------===//
+#include "frenzy/Cluster/DeviceProfile.h"
+
+#include "frenzy/Cluster/GpuCatalogue.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/YAMLTraits.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace frenzy;
+
+namespace {
+
+/// The file as written: rates in G units, times in microseconds.
+struct ProfileFile {
+  int version = 0;
+  std::string gpuType, device, measured;
+  double opOverheadUs = 0, copyGBs = 0;
+  struct Point {
+    double size = 0, rate = 0;
+  };
+  std::vector<Point> matmul, attention, memory;
+  struct Link {
+    std::string kind;
+    double latencyUs = 0, gbs = 0, reduceLatencyUs = 0, reduceGBs = 0;
+  };
+  std::vector<Link> links;
+};
+
+} // namespace
+
+template <> struct llvm::yaml::MappingTraits<ProfileFile::Point> {
+  static void mapping(IO &io, ProfileFile::Point &p) {
+    io.mapRequired("size", p.size);
+    io.mapRequired("rate", p.rate);
+  }
+  static std::string validate(IO &, ProfileFile::Point &p) {
+    return p.size > 0 && p.rate > 0 ? "" : "size and rate must be positive";
+  }
+};
+LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Point)
+
+template <> struct llvm::yaml::MappingTraits<ProfileFile::Link> {
+  static void mapping(IO &io, ProfileFile::Link &l) {
+    io.mapRequired("kind", l.kind);
+    io.mapRequired("latency_us", l.latencyUs);
+    io.mapRequired("bandwidth_gbs", l.gbs);
+    io.mapRequired("allreduce_latency_us", l.reduceLatencyUs);
+    io.mapRequired("allreduce_bandwidth_gbs", l.reduceGBs);
+  }
+  static std::string validate(IO &, ProfileFile::Link &l) {
+    return l.latencyUs >= 0 && l.gbs > 0 && l.reduceLatencyUs >= 0 &&
+                   l.reduceGBs > 0
+               ? ""
+               : "link '" + l.kind + "': latencies must be >= 0 and "
+                                     "bandwidths positive";
+  }
+};
+LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Link)
+
+template <> struct llvm::yaml::MappingTraits<ProfileFile> {
+  static void mapping(IO &io, ProfileFile &f) {
+    io.mapRequired("frenzy_profile", f.version);
+    io.mapRequired("gpu_type", f.gpuType);
+    io.mapOptional("device", f.device);
+    io.mapOptional("measured", f.measured);
+    io.mapRequired("op_overhead_us", f.opOverheadUs);
+    io.mapRequired("copy_gbs", f.copyGBs);
+    io.mapRequired("matmul_gflops", f.matmul);
+    io.mapRequired("attention_gflops", f.attention);
+    io.mapRequired("memory_gbs", f.memory);
+    io.mapRequired("links", f.links);
+  }
+  static std::string validate(IO &, ProfileFile &f) {
+    if (f.matmul.empty() || f.attention.empty() || f.memory.empty())
+      return "matmul_gflops, attention_gflops and memory_gbs need at least "
+             "one measured point";
+    if (f.opOverheadUs < 0 || f.copyGBs <= 0)
+      return "op_overhead_us must be >= 0 and copy_gbs positive";
+    return "";
+  }
+};
+
+static double interpolate(const std::vector<RatePoint> &pts, double size) {
+  if (pts.empty())
+    return 0;
+  if (size <= pts.front().size)
+    return pts.front().rate;
+  if (size >= pts.back().size)
+    return pts.back().rate;
+  auto hi = std::lower_bound(
+      pts.begin(), pts.end(), size,
+      [](const RatePoint &p, double s) { return p.size < s; });
+  auto lo = hi - 1;
+  double f = std::log(size / lo->size) / std::log(hi->size / lo->size);
+  return lo->rate + f * (hi->rate - lo->rate);
+}
+
+double DeviceProfile::kernelSeconds(KernelKind kind, double flops,
+                                    double bytes) const {
+  double s = opOverhead;
+  double mem = bytes > 0 ? bytes / interpolate(memory, bytes) : 0;
+  if (kind == KernelKind::MemoryBound)
+    return s + mem;
+  const std::vector<RatePoint> &pts =
+      kind == KernelKind::Attention ? attention : matmul;
+  double compute = flops > 0 ? flops / interpolate(pts, flops) : 0;
+  return s + std::max(compute, mem);
+}
+
+const LinkProfile *DeviceProfile::link(const std::string &kind) const {
+  auto it = links.find(kind);
+  if (it == links.end())
+    it = links.find("shm");
+  if (it == links.end())
+    it = links.begin();
+  return it == links.end() ? nullptr : &it->second;
+}
+
+DeviceProfile DeviceProfile::fromDatasheet(const GpuType &g) {
+  // The defaults of docs/partitioner.md: contractions at 60% of the
+  // tensor peak, memory-bound kernels at 70% of the memory bandwidth.
+  DeviceProfile p;
+  p.gpuType = g.name;
+  p.matmul = {{1, g.tensorTflops * 1e12 * 0.6}};
+  p.attention = p.matmul;
+  p.memory = {{1, g.memoryGBs * 1e9 * 0.7}};
+  p.copyBandwidth = g.memoryGBs * 1e9 * 0.7;
+  return p;
+}
+
+llvm::Expected<DeviceProfile>
+frenzy::readDeviceProfile(const std::string &path, const std::string &gpuType) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf)
+    return llvm::createStringError(
+        buf.getError(),
+        "profile %s: cannot read: %s (make one with frenzy-calibrate)",
+        path.c_str(), buf.getError().message().c_str());
+  std::string diag;
+  auto handler = [](const llvm::SMDiagnostic &d, void *ctx) {
+    llvm::raw_string_ostream os(*static_cast<std::string *>(ctx));
+    if (static_cast<std::string *>(ctx)->empty())
+      os << d.getFilename() << ":" << d.getLineNo() << ":"
+         << d.getColumnNo() + 1 << ": " << d.getMessage();
+  };
+  ProfileFile f;
+  llvm::yaml::Input in((*buf)->getMemBufferRef(), nullptr, handler, &diag);
+  in >> f;
+  if (in.error())
+    return llvm::createStringError(
+        in.error(), "%s (re-run frenzy-calibrate to write a valid profile)",
+        diag.empty() ? ("profile " + path + ": invalid").c_str()
+                     : diag.c_str());
+  if (f.version != kDeviceProfileVersion)
+    return llvm::createStringError(
+        std::errc::invalid_argument,
+        "profile %s: format version %d, this Frenzy reads version %d; "
+        "re-run frenzy-calibrate",
+        path.c_str(), f.version, kDeviceProfileVersion);
+  if (!llvm::StringRef(f.gpuType).equals_insensitive(gpuType))
+    return llvm::createStringError(
+        std::errc::invalid_argument,
+        "profile %s: measured for GPU type '%s', not '%s'; calibrate this "
+        "type (frenzy-calibrate --gpu-type=%s) or name its own profile",
+        path.c_str(), f.gpuType.c_str(), gpuType.c_str(), gpuType.c_str());
+  DeviceProfile p;
+  p.gpuType = f.gpuType;
+  p.device = f.device;
+  p.measured = f.measured;
+  p.opOverhead = f.opOverheadUs * 1e-6;
+  p.copyBandwidth = f.copyGBs * 1e9;
+  auto points = [](const std::vector<ProfileFile::Point> &in, double unit) {
+    std::vector<RatePoint> out;
+    for (const ProfileFile::Point &q : in)
+      out.push_back({q.size, q.rate * unit});
+    std::sort(out.begin(), out.end(), [](const RatePoint &a, const RatePoint &b) {
+      return a.size < b.size;
+    });
+    return out;
+  };
+  p.matmul = points(f.matmul, 1e9);
+  p.attention = points(f.attention, 1e9);
+  p.memory = points(f.memory, 1e9);
+  for (const ProfileFile::Link &l : f.links)
+    p.links[l.kind] = {l.latencyUs * 1e-6, l.gbs * 1e9,
+                       l.reduceLatencyUs * 1e-6, l.reduceGBs * 1e9};
+  p.calibrated = true;
+  return p;
+}

@@ -1,0 +1,502 @@
+//===- FastSolver.cpp - the polynomial partition search -------------------===//
+//
+// Per micro-batch size:
+//  1. Templates. Per GPU type and TP degree, homogeneous pipelines of the
+//     smallest depth that fits in memory and several deeper ones; per
+//     ordered pair of types (more memory first), mixed pipelines of 1-4
+//     stage groups of each, their layers split by the bottleneck bisection
+//     (so each stage takes layers in proportion to its speed, within its
+//     memory); the few most compute-efficient per pair are kept. When no
+//     single type or pair holds the model, pipelines with an equal share of
+//     every type's groups. O(types^2 x layers x log) shapes.
+//  2. Assignment, by coordinate descent: per type a "fill" (as many
+//     pipelines of one template as its free GPUs allow, the remainder
+//     filled with the best template that fits it, so pipelines of one type
+//     may differ in depth), or nothing; per mixed template a count. Each
+//     move is scored by water-filling the batch over the template counts
+//     (a bisection on the makespan, O(templates) per probe) plus the
+//     all-reduce and optimizer estimate. Rounds until nothing improves.
+//     Memory is O(templates), independent of how many nodes a type has.
+//  3. The best few assignments are placed on the nodes and scored exactly;
+//     then idle GPUs are offered to the plan one pipeline at a time
+//     (IdleGpus.cpp) and each that stays idle gets its reason.
+// Everything iterates in a fixed order: the same input gives the same plan.
+//
+//===----------------------------------------------------------------------===//
+#include "FastSolver.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace frenzy::plan {
+
+FastSearch::FastSearch(const PlanProblem &problem)
+    : p(problem), cost(problem), groups(problem),
+      smallestNeed(problem.devices.size(), INT64_MAX) {}
+
+bool FastSearch::usable(int d) const {
+  return p.devices[d].unusable.empty() && groups.gpus[d] > 0;
+}
+
+void FastSearch::buildTemplates(int64_t mb, std::vector<Template> &out) {
+  int64_t L = std::max<int64_t>(1, cost.layers());
+  int K = int(p.devices.size());
+  // Homogeneous: the smallest depth that fits, and deeper ones (more
+  // stages trade bubbles for faster stages).
+  for (int d = 0; d < K; ++d) {
+    if (!usable(d))
+      continue;
+    for (int64_t tp : groups.tps[d]) {
+      int64_t n = groups.groupsOf(d, tp), deepest = std::min(n, L);
+      std::optional<int64_t> dmin;
+      auto add = [&](int64_t depth) {
+        auto t = shapeTemplate(cost, groups, std::vector<int>(depth, d), tp,
+                               depth * tp > groups.maxPerNode[d], mb,
+                               &smallestNeed);
+        if (t)
+          out.push_back(std::move(*t));
+        return bool(t);
+      };
+      for (int64_t depth = 1; depth <= deepest && !dmin; ++depth)
+        if (add(depth))
+          dmin = depth;
+      if (!dmin)
+        continue;
+      std::vector<int64_t> more;
+      if (n <= 16)
+        for (int64_t depth = *dmin + 1; depth <= deepest; ++depth)
+          more.push_back(depth);
+      else
+        more = {*dmin + 1, *dmin + 2, 2 * *dmin, 4 * *dmin};
+      std::sort(more.begin(), more.end());
+      more.erase(std::unique(more.begin(), more.end()), more.end());
+      for (int64_t depth : more)
+        if (depth <= deepest)
+          add(depth);
+    }
+  }
+  // Mixed pipelines of two types, the larger memory first (stage 0 holds
+  // the most micro-batches in flight under 1F1B).
+  std::vector<int> order;
+  for (int d = 0; d < K; ++d)
+    if (usable(d))
+      order.push_back(d);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return p.devices[a].memoryBytes > p.devices[b].memoryBytes;
+  });
+  for (size_t i = 0; i < order.size(); ++i)
+    for (size_t j = i + 1; j < order.size(); ++j) {
+      int a = order[i], b = order[j];
+      std::vector<Template> pair;
+      for (int64_t tp : groups.tps[a]) {
+        if (!llvm::is_contained(groups.tps[b], tp))
+          continue;
+        int64_t na = groups.groupsOf(a, tp), nb = groups.groupsOf(b, tp);
+        for (int64_t x = 1; x <= std::min<int64_t>(4, na); ++x)
+          for (int64_t y = 1; y <= std::min<int64_t>(4, nb) && x + y <= L;
+               ++y) {
+            std::vector<int> stages(x, a);
+            stages.insert(stages.end(), y, b);
+            if (auto t = shapeTemplate(cost, groups, stages, tp, true, mb,
+                                       nullptr))
+              pair.push_back(std::move(*t));
+          }
+      }
+      // Throughput per peak TFLOPS spent: the pair's templates that turn
+      // compute into progress best.
+      auto efficiency = [&](const Template &t) {
+        double tflops = 0;
+        for (int d = 0; d < K; ++d)
+          tflops += double(t.gpus[d]) * p.devices[d].tensorTflops;
+        return 1.0 / (t.bottleneck * tflops);
+      };
+      std::stable_sort(pair.begin(), pair.end(),
+                       [&](const Template &x, const Template &y) {
+                         return efficiency(x) > efficiency(y);
+                       });
+      for (size_t k = 0; k < pair.size() && k < 4; ++k)
+        out.push_back(std::move(pair[k]));
+    }
+  // Every type's equal share, for models that need more than two types.
+  if (order.size() > 2)
+    for (int64_t tp : p.tpDegrees) {
+      bool all = true;
+      int64_t most = 0;
+      for (int d : order) {
+        all &= llvm::is_contained(groups.tps[d], tp);
+        if (all)
+          most = std::max(most, groups.groupsOf(d, tp));
+      }
+      if (!all)
+        continue;
+      int found = 0;
+      for (int64_t P = 1; P <= most && found < 3; P = P < 4 ? P + 1 : P * 2) {
+        std::vector<int> stages;
+        for (int d : order)
+          stages.insert(stages.end(), groups.groupsOf(d, tp) / P, d);
+        if (int64_t(stages.size()) > L || stages.empty())
+          continue;
+        if (auto t = shapeTemplate(cost, groups, stages, tp, true, mb,
+                                   nullptr)) {
+          ++found;
+          out.push_back(std::move(*t));
+        }
+      }
+    }
+}
+
+FastSearch::Quick FastSearch::quick(const std::vector<Template> &ts,
+                                    const std::vector<int64_t> &counts,
+                                    int64_t mb) const {
+  // Water-filling over templates (their pipelines are identical): the
+  // makespan is the smallest T at which they take every micro-batch.
+  int64_t M = p.globalBatch / mb;
+  std::vector<size_t> live;
+  for (size_t i = 0; i < ts.size(); ++i)
+    if (counts[i] > 0)
+      live.push_back(i);
+  Quick q;
+  if (live.empty())
+    return q;
+  auto count = [&](double T) {
+    int64_t n = 0;
+    for (size_t i : live)
+      n += counts[i] * PlanCost::microBatchesWithin(T, ts[i].bottleneck,
+                                                    ts[i].depth());
+    return n;
+  };
+  double lo = 0, hi = 1;
+  while (count(hi) < M)
+    hi *= 2;
+  for (int i = 0; i < 60; ++i) {
+    double mid = 0.5 * (lo + hi);
+    (count(mid) >= M ? hi : lo) = mid;
+  }
+  // Per template: micro-batches per pipeline at the makespan, and how many
+  // pipelines keep work once the surplus is trimmed from the latest.
+  struct Use {
+    size_t i;
+    int64_t m, used;
+  };
+  std::vector<Use> uses;
+  int64_t total = 0;
+  for (size_t i : live) {
+    int64_t m =
+        PlanCost::microBatchesWithin(hi, ts[i].bottleneck, ts[i].depth());
+    uses.push_back({i, m, m > 0 ? counts[i] : 0});
+    total += m * counts[i];
+  }
+  auto finish = [&](const Use &u) {
+    return double(u.m + ts[u.i].depth() - 1) * ts[u.i].bottleneck;
+  };
+  std::stable_sort(uses.begin(), uses.end(), [&](const Use &a, const Use &b) {
+    return finish(a) > finish(b);
+  });
+  int64_t surplus = total - M;
+  for (Use &u : uses) {
+    if (surplus <= 0 || u.m == 0)
+      continue;
+    int64_t n = counts[u.i];
+    int64_t r = std::min(surplus, u.m * n);
+    u.used -= std::max<int64_t>(0, r - n * (u.m - 1));
+    if (r >= u.m * n)
+      u.m = 0;
+    surplus -= r;
+  }
+  int64_t pipelines = 0, params = 0;
+  double memGBs = 1e30, makespan = 0;
+  std::vector<int64_t> gpus(p.devices.size(), 0);
+  bool mixed = false;
+  for (const Use &u : uses) {
+    if (u.used <= 0)
+      continue;
+    const Template &t = ts[u.i];
+    makespan = std::max(makespan, double(std::max<int64_t>(u.m, 1) +
+                                         t.depth() - 1) *
+                                      t.bottleneck);
+    pipelines += u.used;
+    params = std::max(params, t.paramsPerRank);
+    mixed |= t.mixed;
+    for (size_t d = 0; d < p.devices.size(); ++d)
+      if (t.gpus[d]) {
+        gpus[d] += u.used * t.gpus[d];
+        memGBs = std::min(memGBs, p.devices[d].memoryGBs);
+      }
+  }
+  // The all-reduce crosses the network unless every used GPU fits on one
+  // node of its type.
+  int64_t nodes = 0;
+  int single = -1;
+  for (size_t d = 0; d < p.devices.size(); ++d)
+    if (gpus[d]) {
+      nodes += (gpus[d] + groups.maxPerNode[d] - 1) / groups.maxPerNode[d];
+      single = groups.nodes[d].front();
+      q.gpus += gpus[d];
+    }
+  bool cross = mixed || nodes > 1;
+  q.seconds = makespan + cost.allReduceSeconds(pipelines, params, cross, single) +
+              cost.optimizerSeconds(params, memGBs);
+  return q;
+}
+
+/// As many pipelines of `primary` as `free` GPUs allow, the rest filled
+/// with the best-rated template of the same type that fits what is left.
+void FastSearch::fill(const std::vector<Template> &ts,
+                      const std::vector<size_t> &ofType, size_t primary,
+                      std::vector<int64_t> free,
+                      std::vector<int64_t> &counts) const {
+  auto fits = [&](size_t i) {
+    int64_t n = INT64_MAX;
+    for (size_t d = 0; d < free.size(); ++d)
+      if (ts[i].gpus[d])
+        n = std::min(n, free[d] / ts[i].gpus[d]);
+    return n == INT64_MAX ? 0 : n;
+  };
+  auto take = [&](size_t i, int64_t n) {
+    counts[i] += n;
+    for (size_t d = 0; d < free.size(); ++d)
+      free[d] -= n * ts[i].gpus[d];
+  };
+  take(primary, fits(primary));
+  for (int round = 0; round < 2; ++round) {
+    size_t best = SIZE_MAX;
+    double rate = 0;
+    for (size_t i : ofType) {
+      int64_t n = fits(i);
+      if (n > 0 && double(n) / ts[i].bottleneck > rate) {
+        rate = double(n) / ts[i].bottleneck;
+        best = i;
+      }
+    }
+    if (best == SIZE_MAX)
+      break;
+    take(best, fits(best));
+  }
+}
+
+std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &ts,
+                                                   int64_t mb) {
+  int K = int(p.devices.size());
+  std::vector<std::vector<size_t>> ofType(K);
+  std::vector<size_t> mixed;
+  for (size_t i = 0; i < ts.size(); ++i)
+    (ts[i].mixed ? mixed : ofType[ts[i].stageDevice[0]]).push_back(i);
+
+  // The state: a fill choice per type (SIZE_MAX: none), a count per mixed
+  // template; counts follow from it.
+  std::vector<size_t> choice(K, SIZE_MAX);
+  std::vector<int64_t> mixedCount(mixed.size(), 0);
+  auto counts = [&](const std::vector<size_t> &ch,
+                    const std::vector<int64_t> &mc) {
+    std::vector<int64_t> c(ts.size(), 0);
+    std::vector<int64_t> free = groups.gpus;
+    for (size_t k = 0; k < mixed.size(); ++k) {
+      int64_t n = mc[k];
+      for (int d = 0; d < K; ++d)
+        if (ts[mixed[k]].gpus[d])
+          n = std::min(n, free[d] / ts[mixed[k]].gpus[d]);
+      c[mixed[k]] = n;
+      for (int d = 0; d < K; ++d)
+        free[d] -= n * ts[mixed[k]].gpus[d];
+    }
+    for (int d = 0; d < K; ++d)
+      if (ch[d] != SIZE_MAX)
+        fill(ts, ofType[d], ch[d], free, c);
+    return c;
+  };
+  std::vector<Scored> seen; // the best distinct states, by quick score
+  auto better = [](const Quick &a, const Quick &b) {
+    if (a.seconds < b.seconds * (1 - 1e-12))
+      return true;
+    return a.seconds <= b.seconds * (1 + 1e-12) && a.gpus > b.gpus;
+  };
+  auto evaluate = [&](const std::vector<size_t> &ch,
+                      const std::vector<int64_t> &mc) {
+    std::vector<int64_t> c = counts(ch, mc);
+    Quick q = quick(ts, c, mb);
+    if (q.gpus == 0)
+      return q;
+    bool dup = llvm::any_of(seen, [&](const Scored &s) { return s.counts == c; });
+    if (!dup) {
+      seen.push_back({q, std::move(c)});
+      std::stable_sort(seen.begin(), seen.end(),
+                       [&](const Scored &a, const Scored &b) {
+                         return better(a.quick, b.quick);
+                       });
+      if (seen.size() > 6)
+        seen.pop_back();
+    }
+    return q;
+  };
+  // Start from the best of: each type alone at its best fill, and every
+  // type at its own best fill together.
+  Quick best;
+  std::vector<size_t> alone(K, SIZE_MAX);
+  for (int d = 0; d < K; ++d) {
+    Quick bd;
+    for (size_t i : ofType[d]) {
+      std::vector<size_t> ch(K, SIZE_MAX);
+      ch[d] = i;
+      Quick q = evaluate(ch, mixedCount);
+      if (q.gpus && (alone[d] == SIZE_MAX || better(q, bd))) {
+        bd = q;
+        alone[d] = i;
+      }
+      if (q.gpus && (best.gpus == 0 || better(q, best))) {
+        best = q;
+        choice = ch;
+      }
+    }
+  }
+  if (Quick q = evaluate(alone, mixedCount); q.gpus && better(q, best)) {
+    best = q;
+    choice = alone;
+  }
+  for (size_t k = 0; k < mixed.size(); ++k) {
+    std::vector<int64_t> mc(mixed.size(), 0);
+    mc[k] = INT64_MAX;
+    std::vector<size_t> none(K, SIZE_MAX);
+    if (Quick q = evaluate(none, mc); q.gpus && (best.gpus == 0 || better(q, best))) {
+      best = q;
+      choice = none;
+      mixedCount = mc;
+    }
+  }
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    for (int d = 0; d < K; ++d) {
+      std::vector<size_t> options(1, SIZE_MAX);
+      options.insert(options.end(), ofType[d].begin(), ofType[d].end());
+      for (size_t o : options) {
+        if (o == choice[d])
+          continue;
+        std::vector<size_t> ch = choice;
+        ch[d] = o;
+        Quick q = evaluate(ch, mixedCount);
+        if (q.gpus && better(q, best)) {
+          best = q;
+          choice = ch;
+          changed = true;
+        }
+      }
+    }
+    for (size_t k = 0; k < mixed.size(); ++k) {
+      int64_t most = INT64_MAX;
+      for (int d = 0; d < K; ++d)
+        if (ts[mixed[k]].gpus[d])
+          most = std::min(most, groups.gpus[d] / ts[mixed[k]].gpus[d]);
+      std::vector<int64_t> tries = {0, most};
+      for (int64_t n = 1; n < most; n *= 2)
+        tries.push_back(n);
+      for (int64_t n : tries) {
+        if (n == mixedCount[k])
+          continue;
+        std::vector<int64_t> mc = mixedCount;
+        mc[k] = n;
+        Quick q = evaluate(choice, mc);
+        if (q.gpus && better(q, best)) {
+          best = q;
+          mixedCount = mc;
+          changed = true;
+        }
+      }
+    }
+    if (!changed)
+      break;
+  }
+  return seen;
+}
+
+std::string FastSearch::describe(const std::vector<Template> &ts,
+                                 const std::vector<int64_t> &counts,
+                                 int64_t mb) const {
+  std::string s = llvm::formatv("micro-batch {0}:", mb).str();
+  for (size_t i = 0; i < ts.size(); ++i)
+    if (counts[i])
+      s += llvm::formatv(" {0}x{1}", counts[i], ts[i].describe(p)).str();
+  return s;
+}
+
+llvm::Expected<PartitionPlan> FastSearch::run(const SolveOptions &options) {
+  if (llvm::Error e = p.check())
+    return std::move(e);
+  std::optional<PartitionPlan> best;
+  auto better = [](const PartitionPlan &a, const PartitionPlan &b) {
+    if (a.stepSeconds() < b.stepSeconds() * (1 - 1e-9))
+      return true;
+    return a.stepSeconds() <= b.stepSeconds() * (1 + 1e-9) &&
+           gpusUsed(a) > gpusUsed(b);
+  };
+  std::vector<std::pair<std::string, double>> ranked;
+  for (int64_t mb : usableMicroBatches(p)) {
+    std::vector<Template> &ts = templates[mb];
+    buildTemplates(mb, ts);
+    for (const Scored &s : assign(ts, mb)) {
+      std::vector<std::pair<const Template *, int64_t>> uses;
+      for (size_t i = 0; i < ts.size(); ++i)
+        if (s.counts[i])
+          uses.push_back({&ts[i], s.counts[i]});
+      auto plan = assemble(cost, groups, uses, mb);
+      if (!plan) {
+        llvm::consumeError(plan.takeError());
+        continue;
+      }
+      plan->description = describe(ts, s.counts, mb);
+      ranked.push_back({plan->description, plan->stepSeconds()});
+      if (!best || better(*plan, *best))
+        best = std::move(*plan);
+    }
+  }
+  if (!best)
+    return noPlanError();
+  useIdleGpus(*best);
+  if (options.explain) {
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto &a, const auto &b) { return a.second < b.second; });
+    if (llvm::none_of(ranked, [&](const auto &r) {
+          return r.first == best->description;
+        }))
+      ranked.insert(ranked.begin(), {best->description, best->stepSeconds()});
+    *options.explain = std::move(ranked);
+  }
+  return *best;
+}
+
+int64_t gpusUsed(const PartitionPlan &plan) {
+  int64_t n = 0;
+  for (const Pipeline &q : plan.pipelines)
+    for (const Stage &s : q.stages)
+      n += s.tp();
+  return n;
+}
+
+llvm::Error FastSearch::noPlanError() const {
+  std::string need;
+  for (size_t d = 0; d < p.devices.size(); ++d) {
+    if (!p.devices[d].unusable.empty() || !groups.gpus[d])
+      continue;
+    if (smallestNeed[d] > 0 && smallestNeed[d] != INT64_MAX)
+      need += llvm::formatv(" {0}: needs {1:f1} GiB per GPU, has {2:f1};",
+                            p.devices[d].name,
+                            double(smallestNeed[d]) / double(1ll << 30),
+                            double(p.devices[d].memoryBytes) /
+                                double(1ll << 30))
+                  .str();
+  }
+  return llvm::createStringError(
+      std::errc::not_enough_memory,
+      "the cluster cannot hold the model at any layout tried (TP up to a "
+      "node, pipelines up to one layer per stage):%s add GPUs or lower the "
+      "batch or sequence",
+      need.c_str());
+}
+
+llvm::Expected<PartitionPlan> solveFast(const PlanProblem &problem,
+                                        const SolveOptions &options) {
+  return FastSearch(problem).run(options);
+}
+
+} // namespace frenzy::plan

@@ -1,0 +1,439 @@
+//===- TimelineSimulation.cpp - the predicted timeline of a plan ----------===//
+//
+// Each rank's stream becomes a list of steps (compute, send, receive,
+// collective) with predicted durations; the ranks then advance together,
+// each as far as it can, until all are done. What the runtime adds to the
+// program's kernels is costed as memory traffic too: the accumulation of
+// each micro-batch's gradients, the copies in and out of the DP reduction,
+// the norm's sum of squares, and the private copy of every sent tensor.
+//
+//===----------------------------------------------------------------------===//
+#include "frenzy/Planning/TimelineSimulation.h"
+
+#include "frenzy/Cluster/DeviceProfile.h"
+#include "plan/KernelCost.h"
+#include "plan/PlanPrograms.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+using namespace frenzy;
+
+namespace {
+
+using Args = std::vector<std::pair<std::string, double>>;
+
+/// One predicted step of a rank's stream.
+struct Op {
+  enum Kind { Compute, Send, Recv, Collective } kind = Compute;
+  std::string name, cat;
+  double seconds = 0;      // busy time (a receive: the transfer)
+  Args args;
+  std::string key;         // Send/Recv: the message; Collective: its id
+  int members = 0;         // Collective: ranks taking part
+  std::string waitName;    // Recv/Collective: the wait slice's name
+};
+
+class Simulator {
+public:
+  Simulator(const plan::Plan &p, const ClusterSpec &c) : plan(p), cluster(c) {}
+
+  PredictedTimeline run() {
+    if (plan.ranks_size() <= 1 || plan.stages_size() == 0)
+      oneRank();
+    else
+      for (const plan::Rank &r : plan.ranks())
+        rankOps.push_back(opsOf(r));
+    play();
+    return std::move(out);
+  }
+
+private:
+  const DeviceProfile &profileOf(const std::string &type) {
+    auto it = profiles.find(type);
+    if (it != profiles.end())
+      return it->second;
+    const GpuType *g = cluster.gpuType(type);
+    DeviceProfile p;
+    if (g && g->profile)
+      p = *g->profile;
+    else if (g)
+      p = DeviceProfile::fromDatasheet(*g);
+    return profiles[type] = p;
+  }
+
+  /// The link between two ranks: the profile's link of the node's kind,
+  /// else the cluster file's figures with the default efficiencies.
+  LinkProfile linkBetween(const plan::Rank &a, const plan::Rank &b) {
+    const DeviceProfile &p = profileOf(a.gpu_type());
+    bool sameNode = a.node() == b.node();
+    const ClusterNode *node = nullptr;
+    for (const ClusterNode &n : cluster.nodes)
+      if (n.name == a.node())
+        node = &n;
+    std::string kind = sameNode ? (node ? node->link : "shm") : "network";
+    if (p.calibrated && (sameNode || p.links.count("network")))
+      if (const LinkProfile *l = p.link(kind))
+        return *l;
+    LinkProfile l;
+    if (sameNode) {
+      l.bandwidth = (node ? node->bandwidthGBs() : 25.0) * 1e9 * 0.8;
+      l.latency = l.reduceLatency = 10e-6;
+    } else {
+      l.bandwidth = cluster.network.bandwidthGbps / 8.0 * 1e9 * 0.8;
+      l.latency = l.reduceLatency = cluster.network.latencyUs * 1e-6;
+    }
+    l.reduceBandwidth = l.bandwidth;
+    return l;
+  }
+
+  double memorySeconds(const DeviceProfile &p, double bytes) {
+    return p.kernelSeconds(KernelKind::MemoryBound, 0, bytes) - p.opOverhead;
+  }
+
+  /// Seconds of the program's kernels `instrs`; their per-class split.
+  double kernels(const plan::Program &prog, const std::vector<int32_t> &instrs,
+                 const DeviceProfile &p, const LinkProfile &tp, int64_t tpSize,
+                 Args &args) {
+    double cls[plan::kNumOpClasses] = {};
+    for (int32_t i : instrs) {
+      const plan::Instr &in = prog.instrs(i);
+      plan::OpClass c = plan::opClassOf(in.op());
+      auto [flops, bytes] = plan::kernelWork(prog, in);
+      double s;
+      if (c == plan::kCommunication) {
+        double n = in.outputs_size() ? (plan::tensorBytes(
+                                           prog.tensors(in.outputs(0))))
+                                     : 0;
+        s = p.opOverhead + tp.reduceLatency +
+            2.0 * double(tpSize - 1) / double(std::max<int64_t>(tpSize, 1)) *
+                n / tp.reduceBandwidth;
+      } else {
+        s = p.kernelSeconds(c == plan::kMatmul      ? KernelKind::Contraction
+                            : c == plan::kAttention ? KernelKind::Attention
+                                                    : KernelKind::MemoryBound,
+                            flops, bytes);
+      }
+      cls[c] += s;
+    }
+    double total = 0;
+    for (int c = 0; c < plan::kNumOpClasses; ++c) {
+      total += cls[c];
+      if (cls[c] > 0)
+        args.emplace_back(std::string(plan::opClassName(c)) + "_us",
+                          cls[c] * 1e6);
+    }
+    return total;
+  }
+
+  Op compute(std::string name, const char *cat, double seconds, Args args) {
+    Op o;
+    o.kind = Op::Compute;
+    o.name = std::move(name);
+    o.cat = cat;
+    o.seconds = seconds;
+    o.args = std::move(args);
+    return o;
+  }
+
+  /// A one-rank plan: the program's forward, backward and update runs.
+  void oneRank() {
+    const plan::Program &prog = plan.program();
+    std::string type = plan.devices_size() ? plan.devices(0).gpu_type() : "cpu";
+    const DeviceProfile &p = profileOf(type);
+    std::vector<Op> ops;
+    std::vector<std::pair<std::string, std::vector<int32_t>>> phases;
+    bool backward = false;
+    for (int32_t i = 0; i < prog.instrs_size(); ++i) {
+      const plan::Instr &in = prog.instrs(i);
+      backward |= in.backward();
+      bool update = plan::opClassOf(in.op()) == plan::kOptimizer;
+      std::string name = update     ? "optimizer"
+                         : backward ? "backward mb 0"
+                                    : "forward mb 0";
+      if (phases.empty() || phases.back().first != name)
+        phases.push_back({name, {}});
+      phases.back().second.push_back(i);
+    }
+    for (auto &[name, instrs] : phases) {
+      Args args;
+      double s = kernels(prog, instrs, p, LinkProfile(), 1, args);
+      ops.push_back(compute(name, name == "optimizer" ? "optimizer" : "compute",
+                            s, std::move(args)));
+    }
+    rankOps.push_back(std::move(ops));
+  }
+
+  std::vector<Op> opsOf(const plan::Rank &r) {
+    const plan::StageProgram *st = nullptr;
+    for (const plan::StageProgram &sp : plan.stages())
+      for (int32_t k : sp.ranks())
+        if (k == r.id())
+          st = &sp;
+    std::vector<Op> ops;
+    if (!st)
+      return ops;
+    const plan::Program &prog = *plan::programAt(plan, st->program());
+    const DeviceProfile &p = profileOf(r.gpu_type());
+    int64_t tpSize = st->ranks_size();
+    LinkProfile tpLink =
+        linkBetween(r, plan.ranks(st->ranks((r.tp_rank() + 1) % tpSize)));
+    std::vector<int32_t> fwd(st->forward_instrs().begin(),
+                             st->forward_instrs().end());
+    std::vector<int32_t> bwd(st->backward_instrs().begin(),
+                             st->backward_instrs().end());
+    std::vector<int32_t> upd(st->update_instrs().begin(),
+                             st->update_instrs().end());
+    Args fArgs, bArgs, uArgs;
+    double fSec = kernels(prog, fwd, p, tpLink, tpSize, fArgs);
+    double bSec = kernels(prog, bwd, p, tpLink, tpSize, bArgs);
+    // Gradients this rank accumulates over micro-batches and reduces.
+    double gradBytes = 0;
+    for (int32_t i : upd)
+      if (prog.instrs(i).op() == "adamw_update" ||
+          prog.instrs(i).op() == "sgd_update")
+        gradBytes += (plan::tensorBytes(prog.tensors(prog.instrs(i).inputs(1))));
+    double accumulate = memorySeconds(p, 3 * gradBytes);
+    double normBytes = 0;
+    for (int32_t t : r.norm_tensors())
+      normBytes += (plan::tensorBytes(prog.tensors(t)));
+    double uSec = kernels(prog, upd, p, tpLink, tpSize, uArgs) +
+                  memorySeconds(p, normBytes);
+    int mbSeen = 0;
+    for (const plan::Action &a : r.stream()) {
+      std::string name = plan::sliceName(a);
+      switch (a.kind()) {
+      case plan::Action::FORWARD:
+        ops.push_back(compute(name, "compute", fSec, fArgs));
+        break;
+      case plan::Action::BACKWARD:
+        ops.push_back(compute(name, "compute",
+                              bSec + (mbSeen++ ? accumulate
+                                               : memorySeconds(p, 2 * gradBytes)),
+                              bArgs));
+        break;
+      case plan::Action::SEND:
+      case plan::Action::RECV: {
+        bool send = a.kind() == plan::Action::SEND;
+        double bytes = (plan::tensorBytes(prog.tensors(a.tensor())));
+        LinkProfile l = linkBetween(r, plan.ranks(a.peer()));
+        Op o;
+        o.kind = send ? Op::Send : Op::Recv;
+        o.name = name;
+        o.cat = "comm";
+        o.args = {{"bytes", bytes}};
+        int from = send ? r.id() : a.peer(), to = send ? a.peer() : r.id();
+        o.key = std::to_string(from) + ">" + std::to_string(to) + ":" +
+                std::to_string(a.tensor()) + ":" +
+                std::to_string(a.micro_batch());
+        // Sending copies the tensor and posts it; receiving moves it.
+        o.seconds = send ? bytes / p.copyBandwidth + l.latency
+                         : l.latency + bytes / l.bandwidth;
+        o.waitName = "wait " + name;
+        ops.push_back(o);
+        break;
+      }
+      case plan::Action::REDUCE_GRADS: {
+        // Pieces copied out, summed over each DP group, copied back, scaled.
+        double reduceCopies = 0;
+        for (int g = 0; g < plan.groups_size(); ++g) {
+          const plan::CommGroup &grp = plan.groups(g);
+          if (grp.kind() != plan::CommGroup::DP ||
+              std::find(grp.ranks().begin(), grp.ranks().end(), r.id()) ==
+                  grp.ranks().end())
+            continue;
+          double bytes = 0;
+          for (const plan::Member &m : grp.members())
+            if (m.rank() == r.id())
+              for (const plan::Piece &pc : m.pieces())
+                bytes += (plan::tensorBytes(prog.tensors(pc.tensor()))) /
+                         double(std::max(1, pc.count()));
+          reduceCopies += memorySeconds(p, 4 * bytes);
+          int peer = grp.ranks(0) == r.id() ? grp.ranks(1) : grp.ranks(0);
+          LinkProfile l = linkBetween(r, plan.ranks(peer));
+          double n = double(grp.ranks_size());
+          Op o;
+          o.kind = Op::Collective;
+          o.name = "dp all-reduce";
+          o.cat = "comm";
+          o.key = "dp" + std::to_string(g);
+          o.members = grp.ranks_size();
+          o.seconds = l.reduceLatency * std::max(1.0, std::log2(n)) +
+                      2.0 * (n - 1) / n * bytes / l.reduceBandwidth;
+          o.waitName = "wait dp";
+          o.args = {{"bytes", bytes}};
+          ops.push_back(o);
+        }
+        ops.push_back(compute("dp copies", "compute",
+                              reduceCopies + memorySeconds(p, 2 * gradBytes),
+                              {}));
+        break;
+      }
+      case plan::Action::UPDATE: {
+        const plan::Rank &peer = plan.ranks(r.id() == 0 ? 1 : 0);
+        LinkProfile l = linkBetween(r, peer);
+        Op o;
+        o.kind = Op::Collective;
+        o.name = "norm all-reduce";
+        o.cat = "comm";
+        o.key = "norm";
+        o.members = plan.ranks_size();
+        o.seconds = l.reduceLatency *
+                    std::max(1.0, std::log2(double(plan.ranks_size())));
+        o.waitName = "wait norm";
+        ops.push_back(o);
+        ops.push_back(compute("optimizer", "optimizer", uSec, uArgs));
+        break;
+      }
+      case plan::Action::SYNC_PARAMS:
+        for (const plan::CommGroup &g : plan.groups()) {
+          if (g.kind() != plan::CommGroup::TIED ||
+              std::find(g.ranks().begin(), g.ranks().end(), r.id()) ==
+                  g.ranks().end())
+            continue;
+          double bytes = 0;
+          for (int32_t t : g.tensors())
+            bytes += (plan::tensorBytes(prog.tensors(t)));
+          int owner = g.ranks(0);
+          for (int k = 1; k < g.ranks_size(); ++k) {
+            int to = g.ranks(k);
+            if (r.id() != owner && r.id() != to)
+              continue;
+            LinkProfile l = linkBetween(r, plan.ranks(r.id() == owner ? to : owner));
+            Op o;
+            o.kind = r.id() == owner ? Op::Send : Op::Recv;
+            o.name = "sync tied params";
+            o.cat = "comm";
+            o.key = "tied" + std::to_string(owner) + ">" + std::to_string(to);
+            o.seconds = r.id() == owner ? bytes / p.copyBandwidth + l.latency
+                                        : l.latency + bytes / l.bandwidth;
+            o.waitName = "wait tied params";
+            ops.push_back(o);
+          }
+        }
+        break;
+      default:
+        break;
+      }
+    }
+    return ops;
+  }
+
+  void slice(int rank, const Op &o, double start, double seconds) {
+    plan::TraceEvent e;
+    e.pid = rank;
+    e.tid = o.kind == Op::Compute ? plan::kComputeThread : plan::kCommThread;
+    e.name = o.name;
+    e.cat = o.cat;
+    e.startUs = start * 1e6;
+    e.durUs = seconds * 1e6;
+    e.args = o.args;
+    out.events.push_back(std::move(e));
+  }
+
+  void wait(int rank, const std::string &name, double from, double to) {
+    if (to - from <= 1e-9)
+      return;
+    plan::TraceEvent e;
+    e.pid = rank;
+    e.tid = plan::kCommThread;
+    e.name = name;
+    e.cat = "wait";
+    e.startUs = from * 1e6;
+    e.durUs = (to - from) * 1e6;
+    out.events.push_back(std::move(e));
+  }
+
+  /// Advances every rank as far as its dependencies allow, until all end.
+  void play() {
+    size_t R = rankOps.size();
+    std::vector<size_t> next(R, 0);
+    std::vector<double> now(R, 0);
+    std::map<std::string, double> sent;                      // key -> ready
+    std::map<std::string, std::map<int, double>> arrived;    // collective
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (size_t r = 0; r < R; ++r)
+        while (next[r] < rankOps[r].size()) {
+          const Op &o = rankOps[r][next[r]];
+          double &t = now[r];
+          if (o.kind == Op::Compute) {
+            slice(int(r), o, t, o.seconds);
+            t += o.seconds;
+          } else if (o.kind == Op::Send) {
+            slice(int(r), o, t, o.seconds);
+            t += o.seconds;
+            sent[o.key] = t;
+          } else if (o.kind == Op::Recv) {
+            auto it = sent.find(o.key);
+            if (it == sent.end())
+              break;
+            double start = std::max(t, it->second);
+            wait(int(r), o.waitName, t, start);
+            slice(int(r), o, start, o.seconds);
+            t = start + o.seconds;
+          } else {
+            auto &who = arrived[o.key];
+            who.emplace(int(r), t);
+            if (int(who.size()) < o.members)
+              break;
+            double start = 0;
+            for (auto &[k, at] : who)
+              start = std::max(start, at);
+            wait(int(r), o.waitName, t, start);
+            slice(int(r), o, start, o.seconds);
+            t = start + o.seconds;
+          }
+          ++next[r];
+          progress = true;
+        }
+    }
+    out.rankSeconds = now;
+    for (size_t r = 0; r < R; ++r) {
+      out.stepSeconds = std::max(out.stepSeconds, now[r]);
+      Op step;
+      step.name = "step";
+      step.cat = "step";
+      step.args = {{"step", 1}};
+      slice(int(r), step, 0, now[r]);
+    }
+  }
+
+  const plan::Plan &plan;
+  const ClusterSpec &cluster;
+  std::map<std::string, DeviceProfile> profiles;
+  std::vector<std::vector<Op>> rankOps;
+  PredictedTimeline out;
+};
+
+} // namespace
+
+PredictedTimeline frenzy::simulateTimeline(const plan::Plan &plan,
+                                           const ClusterSpec &cluster) {
+  return Simulator(plan, cluster).run();
+}
+
+void frenzy::writePredictedTrace(const plan::Plan &plan,
+                                 const PredictedTimeline &t,
+                                 llvm::raw_ostream &os) {
+  std::ostringstream s;
+  int ranks = int(t.rankSeconds.size());
+  plan::writeTraceHead(s, "predicted", ranks, 1);
+  for (int r = 0; r < ranks; ++r) {
+    s << (r ? ",\n" : "");
+    plan::writeRankNames(s, r,
+                         plan.ranks_size() > 1 ? plan::rankLabel(plan, r)
+                                               : "rank 0 (one rank)");
+  }
+  for (const plan::TraceEvent &e : t.events) {
+    s << ",\n";
+    plan::writeTraceEvent(s, e);
+  }
+  plan::writeTraceTail(s);
+  os << s.str();
+}

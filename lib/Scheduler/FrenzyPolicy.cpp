@@ -1,0 +1,311 @@
+//===- FrenzyPolicy.cpp - memory- and heterogeneity-aware placement -------===//
+//
+// Frenzy's HAS: users give models, not GPU counts; the planner's option
+// table says which GPU mixes hold the model (memory) and how fast each runs
+// (partitioner). Decisions happen at every arrival and completion, never on
+// a timer, and touch only cached tables:
+//  1. Waiting jobs in order of priority, then deadlines at risk (earliest
+//     first), then the least GPU-seconds of work (shortest job first: the
+//     order that minimises average JCT on one machine).
+//  2. Each takes, among the options that fit the free GPUs now, the one
+//     that finishes it soonest above an efficiency floor (throughput per
+//     GPU at least 70% of the best the free GPUs offer it: extra GPUs that
+//     barely help are better left to the next job in line). Shortest-first
+//     with efficient sizes is the multi-GPU form of SRPT; an earlier
+//     version capped each job at free GPUs / waiting jobs, which starved a
+//     1,000-job queue into 2-GPU slivers. Mixed-type options let a job use
+//     leftovers of two types. A job may instead wait for busy GPUs (their
+//     jobs' predicted completions) when that finishes it 20% sooner.
+//  3. Memory awareness: a type that some waiting job can run on alone is
+//     charged extra when a job that fits elsewhere would take it, and GPUs
+//     whose memory the job would leave mostly empty cost a little more.
+//  4. With reallocation on, a running job grows onto idle GPUs when no job
+//     waits and the predicted gain exceeds the checkpoint-restart cost, and
+//     jobs holding more than a fair share (GPUs / active jobs) shrink to a
+//     fair-share option while jobs wait (at most two per decision, never a
+//     job that moved or will finish within ten restart costs).
+//
+//===----------------------------------------------------------------------===//
+#include "Policies.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace frenzy;
+using namespace frenzy::sched;
+
+namespace {
+
+constexpr double kEfficiencyFloor = 0.7;
+constexpr double kScarcePenalty = 0.5;
+constexpr double kWastePenalty = 0.05;
+constexpr double kShrinkGuard = 10;   // x restart cost: min run between moves
+constexpr size_t kShrinkPerDecision = 2;
+constexpr size_t kLookahead = 16;  // jobs per decision that may wait
+constexpr double kWaitGain = 0.8;  // only when that finishes them 20% sooner
+
+class FrenzyPolicy : public Policy {
+public:
+  explicit FrenzyPolicy(bool realloc) : realloc(realloc) {}
+  const char *name() const override {
+    return realloc ? "frenzy+realloc" : "frenzy";
+  }
+  void schedule(SimContext &ctx) override;
+
+private:
+  /// The job's best throughput per GPU, steps/s/GPU.
+  static double bestPerGpu(const SimJob &j) {
+    double best = 0;
+    for (const JobOption &o : *j.options)
+      best = std::max(best, 1 / (o.stepSeconds * double(o.totalGpus())));
+    return best;
+  }
+  static double gpuSeconds(const SimJob &j) {
+    return j.remainingSteps / bestPerGpu(j);
+  }
+  double score(const SimJob &j, const JobOption &o, const SchedCluster &c,
+               const std::vector<int> &onlyOn) const;
+  /// Places waiting jobs; returns how many still wait.
+  size_t place(SimContext &ctx);
+  /// Moves jobs holding more than a fair share of the cluster to smaller
+  /// options while jobs wait; true when one moved.
+  bool shrink(SimContext &ctx);
+  void grow(SimContext &ctx);
+  bool realloc;
+};
+
+double FrenzyPolicy::score(const SimJob &j, const JobOption &o,
+                           const SchedCluster &c,
+                           const std::vector<int> &onlyOn) const {
+  double s = j.secondsOn(o);
+  double factor = 1;
+  for (const TypeCount &tc : o.gpus) {
+    const GpuType &g = c.types()[tc.type].gpu;
+    if (onlyOn[tc.type] > 0)
+      factor += kScarcePenalty * double(tc.count) / double(o.totalGpus());
+    double empty = 1 - double(o.peakBytes) / double(g.memoryBytes);
+    factor += kWastePenalty * std::max(0.0, empty) * double(tc.count) /
+              double(o.totalGpus());
+  }
+  return s * factor;
+}
+
+void FrenzyPolicy::schedule(SimContext &ctx) {
+  size_t waiting = place(ctx);
+  if (!realloc)
+    return;
+  if (waiting && shrink(ctx))
+    place(ctx);
+  grow(ctx);
+}
+
+size_t FrenzyPolicy::place(SimContext &ctx) {
+  SchedCluster &c = ctx.cluster();
+  std::vector<int> waiting;
+  for (int j : ctx.active())
+    if (ctx.jobs()[j].state == SimJob::State::Waiting)
+      waiting.push_back(j);
+  auto &jobs = ctx.jobs();
+  auto atRisk = [&](const SimJob &j) {
+    if (!j.spec->deadline)
+      return false;
+    double fastest = INFINITY;
+    for (const JobOption &o : *j.options)
+      fastest = std::min(fastest, j.secondsOn(o));
+    return *j.spec->deadline - ctx.now < 2 * fastest;
+  };
+  std::vector<std::tuple<int, int, double, double, int>> keys;
+  for (int j : waiting) {
+    const SimJob &job = jobs[j];
+    bool risk = atRisk(job);
+    keys.emplace_back(-job.spec->priority, risk ? 0 : 1,
+                      risk ? *job.spec->deadline : 0, gpuSeconds(job), j);
+  }
+  std::sort(keys.begin(), keys.end());
+  // Types that some waiting job can use only alone, by how many such jobs.
+  std::vector<int> onlyOn(c.types().size(), 0);
+  for (int j : waiting) {
+    int single = -1;
+    bool several = false;
+    for (const JobOption &o : *jobs[j].options)
+      for (const TypeCount &tc : o.gpus) {
+        if (single >= 0 && single != tc.type)
+          several = true;
+        single = tc.type;
+      }
+    if (single >= 0 && !several)
+      ++onlyOn[single];
+  }
+  // When the running jobs' GPUs free up (predicted completions), per type:
+  // lets a job wait for faster GPUs when that finishes it sooner.
+  std::vector<std::pair<double, const JobOption *>> releases;
+  for (int j : ctx.active()) {
+    const SimJob &r = jobs[j];
+    if (r.state == SimJob::State::Running)
+      releases.push_back({std::max(ctx.now, r.pausedUntil) +
+                              r.secondsOn(*r.running),
+                          r.running});
+  }
+  std::sort(releases.begin(), releases.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
+  auto readyAt = [&](const JobOption &o) {
+    std::vector<int64_t> free(c.types().size());
+    for (size_t t = 0; t < free.size(); ++t)
+      free[t] = c.freeOf(int(t));
+    auto enough = [&] {
+      for (const TypeCount &tc : o.gpus)
+        if (free[tc.type] < tc.count)
+          return false;
+      return true;
+    };
+    if (enough())
+      return ctx.now;
+    for (const auto &[t, ro] : releases) {
+      for (const TypeCount &tc : ro->gpus)
+        free[tc.type] += tc.count;
+      if (enough())
+        return t;
+    }
+    return double(INFINITY);
+  };
+  size_t looked = 0;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    int64_t free = c.freeGpus();
+    if (free == 0)
+      break;
+    int j = std::get<4>(keys[k]);
+    SimJob &job = jobs[j];
+    // The efficiency floor is relative to what the free GPUs offer, so a
+    // job that only slow GPUs can take now still scales on them.
+    double perGpu = 0;
+    std::vector<const JobOption *> fitting;
+    for (const JobOption &o : *job.options)
+      if (o.totalGpus() <= free && c.fits(o)) {
+        fitting.push_back(&o);
+        perGpu = std::max(perGpu, 1 / (o.stepSeconds * double(o.totalGpus())));
+      }
+    const JobOption *best = nullptr, *smallest = nullptr;
+    double bestScore = INFINITY;
+    for (const JobOption *o : fitting) {
+      if (!smallest || o->totalGpus() < smallest->totalGpus() ||
+          (o->totalGpus() == smallest->totalGpus() &&
+           o->stepSeconds < smallest->stepSeconds))
+        smallest = o;
+      if (1 / (o->stepSeconds * double(o->totalGpus())) <
+          kEfficiencyFloor * perGpu)
+        continue;
+      double s = score(job, *o, c, onlyOn);
+      if (s < bestScore)
+        bestScore = s, best = o;
+    }
+    if (!best)
+      best = smallest;
+    // A job that could start now may instead wait for busy GPUs that would
+    // finish it sooner (options above the efficiency floor only); bounded
+    // per decision so that a long queue stays cheap.
+    if (best && looked++ < kLookahead) {
+      double floor = kEfficiencyFloor * bestPerGpu(job);
+      double now = ctx.now + score(job, *best, c, onlyOn);
+      for (const JobOption &o : *job.options) {
+        if (&o == best || 1 / (o.stepSeconds * double(o.totalGpus())) < floor)
+          continue;
+        double later = readyAt(o) + score(job, o, c, onlyOn);
+        if (later < kWaitGain * now) {
+          best = nullptr; // wait: a later decision will place it
+          break;
+        }
+      }
+    }
+    if (best)
+      ctx.start(j, *best, Fit::BestFit);
+  }
+  size_t left = 0;
+  for (int j : waiting)
+    left += jobs[j].state == SimJob::State::Waiting;
+  return left;
+}
+
+bool FrenzyPolicy::shrink(SimContext &ctx) {
+  auto &jobs = ctx.jobs();
+  SchedCluster &c = ctx.cluster();
+  int64_t fair = std::max<int64_t>(
+      1, c.totalGpus() / int64_t(std::max<size_t>(1, ctx.active().size())));
+  std::vector<int> big;
+  for (int j : ctx.active())
+    if (jobs[j].state == SimJob::State::Running &&
+        jobs[j].running->totalGpus() > fair)
+      big.push_back(j);
+  std::sort(big.begin(), big.end(), [&](int a, int b) {
+    return jobs[a].running->totalGpus() > jobs[b].running->totalGpus();
+  });
+  size_t moved = 0;
+  for (int j : big) {
+    SimJob &job = jobs[j];
+    // Not a job that just moved (no thrashing) or is nearly done.
+    double guard = kShrinkGuard * ctx.restartSeconds();
+    if (ctx.now - job.lastMoved < guard || job.secondsOn(*job.running) < guard)
+      continue;
+    double floor = kEfficiencyFloor * bestPerGpu(job);
+    std::vector<const JobOption *> smaller;
+    for (const JobOption &o : *job.options)
+      if (o.totalGpus() <= fair &&
+          1 / (o.stepSeconds * double(o.totalGpus())) >= floor)
+        smaller.push_back(&o);
+    std::sort(smaller.begin(), smaller.end(),
+              [](const JobOption *a, const JobOption *b) {
+                return a->stepSeconds < b->stepSeconds;
+              });
+    for (const JobOption *o : smaller)
+      if (ctx.move(j, *o, Fit::BestFit)) {
+        ++moved;
+        break;
+      }
+    if (moved == kShrinkPerDecision)
+      break;
+  }
+  return moved > 0;
+}
+
+void FrenzyPolicy::grow(SimContext &ctx) {
+  auto &jobs = ctx.jobs();
+  for (int j : ctx.active())
+    if (jobs[j].state == SimJob::State::Waiting)
+      return; // idle GPUs that a waiting job cannot use: keep them for it
+  std::vector<int> running;
+  for (int j : ctx.active())
+    running.push_back(j);
+  // The longest remaining job gains the most from more GPUs.
+  std::sort(running.begin(), running.end(), [&](int a, int b) {
+    return jobs[a].secondsOn(*jobs[a].running) >
+           jobs[b].secondsOn(*jobs[b].running);
+  });
+  for (int j : running) {
+    SchedCluster &c = ctx.cluster();
+    if (c.freeGpus() == 0)
+      return;
+    SimJob &job = jobs[j];
+    double left = job.secondsOn(*job.running) +
+                  std::max(0.0, job.pausedUntil - ctx.now);
+    double floor = kEfficiencyFloor * bestPerGpu(job);
+    int64_t budget = c.freeGpus() + job.running->totalGpus();
+    std::vector<const JobOption *> better;
+    for (const JobOption &o : *job.options)
+      if (o.totalGpus() <= budget &&
+          1 / (o.stepSeconds * double(o.totalGpus())) >= floor &&
+          job.secondsOn(o) + 2 * ctx.restartSeconds() < 0.8 * left)
+        better.push_back(&o);
+    std::sort(better.begin(), better.end(),
+              [](const JobOption *a, const JobOption *b) {
+                return a->stepSeconds < b->stepSeconds;
+              });
+    for (const JobOption *o : better)
+      if (ctx.move(j, *o, Fit::BestFit))
+        break;
+  }
+}
+
+} // namespace
+
+std::unique_ptr<Policy> frenzy::sched::makeFrenzyPolicy(bool realloc) {
+  return std::make_unique<FrenzyPolicy>(realloc);
+}

@@ -1,0 +1,33 @@
+//===- KernelBench.h - time the runtime's kernels ---------------*- C++ -*-===//
+//
+// Each measurement is a small synthetic plan program run by the runtime's
+// own Executor (the dispatch a training step pays, not a bare BLAS call):
+// a kernel repeated on the same inputs, timed over several rounds, the
+// median kept. Flops and bytes are counted as the predicted timeline counts
+// them (plan/KernelCost.h), so the rates apply to it directly.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_TOOLS_CALIBRATE_KERNELBENCH_H
+#define FRENZY_TOOLS_CALIBRATE_KERNELBENCH_H
+
+#include <string>
+#include <vector>
+
+namespace frenzy::calibrate {
+
+struct Point {
+  double size = 0, rate = 0; // flops or bytes per call; per second
+  std::string what;          // the shape, for the profile's comments
+};
+
+struct KernelProfile {
+  std::vector<Point> matmul, attention, memory;
+  double opOverheadSeconds = 0, copyBytesPerSecond = 0;
+};
+
+/// `quick`: fewer rounds and sizes (a test, not a profile).
+KernelProfile measureKernels(bool quick);
+
+} // namespace frenzy::calibrate
+
+#endif

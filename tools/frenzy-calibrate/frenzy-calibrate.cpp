@@ -1,0 +1,313 @@
+//===- frenzy-calibrate.cpp - measure what the cost model assumes ---------===//
+//
+// Measures, on the device it runs on, the figures the planner's cost model
+// and predicted timeline use (KernelBench.h: GEMM rate by size, attention,
+// memory-bound rate by size, the fixed cost of a kernel, the copy of a sent
+// tensor; LinkBench: point-to-point and all-reduce latency and bandwidth
+// between two MPI ranks of this machine), and writes them as a device
+// profile (YAML, lib/Cluster/DeviceProfile.cpp reads it) that a cluster
+// file's GPU type names with `profile: FILE`. Links no MLIR.
+//
+//===----------------------------------------------------------------------===//
+#include "KernelBench.h"
+
+#include "Tensor.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern "C" void openblas_set_num_threads(int);
+
+using namespace frenzy;
+using namespace frenzy::calibrate;
+
+namespace {
+
+const char *kUsage =
+    "usage: frenzy-calibrate -o PROFILE.yaml [--gpu-type=NAME] [--quick] "
+    "[--force]\n"
+    "Measures this device (one CPU thread for the CPU backend) and two MPI "
+    "ranks on this machine, and writes a device profile for a cluster file's "
+    "GPU type (profile: PROFILE.yaml).\n";
+
+struct Options {
+  std::string out, gpuType = "cpu", linksOut;
+  bool quick = false, force = false;
+};
+
+struct Link {
+  double latency = 0, bandwidth = 0, reduceLatency = 0, reduceBandwidth = 0;
+};
+
+/// Median seconds of `f` over `n` rounds.
+template <typename F> double median(int n, F f) {
+  std::vector<double> t;
+  for (int i = 0; i < n; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - t0)
+                    .count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// Under mpirun -np 2: ping-pong and all-reduce between the two ranks, as
+/// the runtime sends (a blocking receive of one message) and reduces
+/// (MPI_Allreduce of floats). Rank 0 writes "latency bandwidth
+/// reduce_latency reduce_bandwidth" (SI units) to `path`.
+int measureLinks(const std::string &path, bool quick) {
+  MPI_Init(nullptr, nullptr);
+  int me = 0, n = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  if (n != 2) {
+    std::fprintf(stderr, "frenzy-calibrate: the link measurement needs 2 "
+                         "ranks, got %d\n", n);
+    MPI_Finalize();
+    return 1;
+  }
+  int rounds = quick ? 20 : 200;
+  auto pingPong = [&](size_t bytes) {
+    std::vector<char> buf(std::max<size_t>(bytes, 1));
+    int other = 1 - me;
+    auto once = [&] {
+      if (me == 0) {
+        MPI_Send(buf.data(), int(bytes), MPI_BYTE, other, 0, MPI_COMM_WORLD);
+        MPI_Recv(buf.data(), int(bytes), MPI_BYTE, other, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buf.data(), int(bytes), MPI_BYTE, other, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        MPI_Send(buf.data(), int(bytes), MPI_BYTE, other, 0, MPI_COMM_WORLD);
+      }
+    };
+    once();
+    return median(bytes > (1 << 20) ? rounds / 10 + 3 : rounds, once) / 2;
+  };
+  auto allReduce = [&](size_t floats) {
+    std::vector<float> buf(floats, 1.0f);
+    auto once = [&] {
+      MPI_Allreduce(MPI_IN_PLACE, buf.data(), int(floats), MPI_FLOAT, MPI_SUM,
+                    MPI_COMM_WORLD);
+    };
+    once();
+    return median(floats > (1 << 18) ? rounds / 10 + 3 : rounds, once);
+  };
+  Link l;
+  l.latency = pingPong(8);
+  size_t big = 4 << 20;
+  l.bandwidth = double(big) / std::max(1e-9, pingPong(big) - l.latency);
+  l.reduceLatency = allReduce(2);
+  size_t bigFloats = 1 << 20;
+  l.reduceBandwidth = double(bigFloats * 4) /
+                      std::max(1e-9, allReduce(bigFloats) - l.reduceLatency);
+  if (me == 0) {
+    std::ofstream out(path);
+    out << l.latency << " " << l.bandwidth << " " << l.reduceLatency << " "
+        << l.reduceBandwidth << "\n";
+  }
+  MPI_Finalize();
+  return 0;
+}
+
+/// Runs this program under mpirun -np 2 for the link figures.
+bool runLinks(const Options &o, Link &l) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0)
+    return false;
+  std::string exe(self, size_t(n));
+  char tmpl[] = "/tmp/frenzy-calibrate-XXXXXX";
+  int fd = mkstemp(tmpl);
+  if (fd < 0)
+    return false;
+  close(fd);
+  std::vector<std::string> args = {"mpirun", "-np", "2", "--oversubscribe",
+                                   "--bind-to", "none"};
+  if (geteuid() == 0)
+    args.push_back("--allow-run-as-root");
+  args.insert(args.end(), {exe, std::string("--links-only=") + tmpl});
+  if (o.quick)
+    args.push_back("--quick");
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char *> argv;
+    for (std::string &a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp("mpirun", argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::ifstream in(tmpl);
+  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+            (in >> l.latency >> l.bandwidth >> l.reduceLatency >>
+             l.reduceBandwidth);
+  unlink(tmpl);
+  return ok;
+}
+
+std::string cpuName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      size_t c = line.find(':');
+      return c == std::string::npos ? line : line.substr(c + 2);
+    }
+  return "unknown CPU";
+}
+
+std::string loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one;
+  in >> one;
+  return one.empty() ? "?" : one;
+}
+
+void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
+                  const std::string &loadBefore) {
+  std::ostringstream y;
+  char buf[256];
+  std::time_t now = std::time(nullptr);
+  char when[64];
+  std::strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+  y << "# Device profile written by frenzy-calibrate (docs/calibration.md).\n"
+    << "# Rates are per kernel call at the given size (flops or bytes moved);\n"
+    << "# the cost model interpolates between sizes.\n"
+    << "frenzy_profile: 1\n"
+    << "gpu_type: " << o.gpuType << "\n"
+    << "device: \"" << cpuName() << ", 1 thread\"\n"
+    << "measured: \"" << when << ", load average " << loadBefore << " -> "
+    << loadAverage() << "\"\n";
+  std::snprintf(buf, sizeof(buf), "op_overhead_us: %.3f\ncopy_gbs: %.2f\n",
+                k.opOverheadSeconds * 1e6, k.copyBytesPerSecond / 1e9);
+  y << buf;
+  auto points = [&](const char *key, const std::vector<Point> &pts,
+                    double unit) {
+    y << key << ":\n";
+    std::vector<Point> sorted = pts;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const Point &a, const Point &b) { return a.size < b.size; });
+    for (const Point &p : sorted) {
+      std::snprintf(buf, sizeof(buf), "  - { size: %.6g, rate: %.3f }  # %s\n",
+                    p.size, p.rate / unit, p.what.c_str());
+      y << buf;
+    }
+  };
+  points("matmul_gflops", k.matmul, 1e9);
+  points("attention_gflops", k.attention, 1e9);
+  points("memory_gbs", k.memory, 1e9);
+  std::snprintf(buf, sizeof(buf),
+                "links:   # two MPI ranks of this machine (shared memory)\n"
+                "  - { kind: shm, latency_us: %.3f, bandwidth_gbs: %.3f, "
+                "allreduce_latency_us: %.3f, allreduce_bandwidth_gbs: %.3f }\n",
+                l.latency * 1e6, l.bandwidth / 1e9, l.reduceLatency * 1e6,
+                l.reduceBandwidth / 1e9);
+  y << buf;
+  std::ofstream out(o.out, std::ios::trunc);
+  out << y.str();
+  if (!out)
+    throw rt::RuntimeError(o.out + ": cannot write the profile");
+}
+
+Options parse(int argc, char **argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-o" && i + 1 < argc)
+      o.out = argv[++i];
+    else if (a.rfind("-o", 0) == 0 && a.size() > 2 && a[2] != '-')
+      o.out = a.substr(2);
+    else if (a.rfind("--gpu-type=", 0) == 0)
+      o.gpuType = a.substr(11);
+    else if (a.rfind("--links-only=", 0) == 0)
+      o.linksOut = a.substr(13);
+    else if (a == "--quick")
+      o.quick = true;
+    else if (a == "--force")
+      o.force = true;
+    else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else
+      throw rt::RuntimeError("unknown argument '" + a + "'\n" + kUsage);
+  }
+  if (o.linksOut.empty() && o.out.empty())
+    throw rt::RuntimeError(std::string("no output file (-o PROFILE.yaml)\n") +
+                           kUsage);
+  if (o.gpuType.empty())
+    throw rt::RuntimeError("--gpu-type needs the cluster file's type name");
+  return o;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    Options o = parse(argc, argv);
+    openblas_set_num_threads(1); // the CPU backend's ranks run one thread
+    if (!o.linksOut.empty())
+      return measureLinks(o.linksOut, o.quick);
+    struct stat st;
+    if (!o.force && ::stat(o.out.c_str(), &st) == 0)
+      throw rt::RuntimeError(o.out + " exists; give --force to replace it or "
+                                     "name a new file");
+    {
+      std::ofstream probe(o.out, std::ios::app);
+      if (!probe)
+        throw rt::RuntimeError(o.out + ": cannot write (" +
+                               std::strerror(errno) + ")");
+    }
+    std::string load = loadAverage();
+    std::printf("frenzy-calibrate: measuring kernels (%s)\n", cpuName().c_str());
+    std::fflush(stdout);
+    KernelProfile k = measureKernels(o.quick);
+    std::printf("frenzy-calibrate: measuring 2-rank MPI links\n");
+    std::fflush(stdout);
+    Link l;
+    if (!runLinks(o, l)) {
+      ::unlink(o.out.c_str());
+      throw rt::RuntimeError("the 2-rank MPI measurement failed (is Open "
+                             "MPI's mpirun installed? apt-get install "
+                             "openmpi-bin)");
+    }
+    writeProfile(o, k, l, load);
+    std::printf("frenzy-calibrate: wrote %s (GEMM %.1f-%.1f GFLOPS, memory "
+                "%.1f-%.1f GB/s, %.2f us per kernel, MPI %.1f us / %.2f GB/s)\n",
+                o.out.c_str(),
+                std::min_element(k.matmul.begin(), k.matmul.end(),
+                                 [](auto &a, auto &b) { return a.rate < b.rate; })
+                        ->rate / 1e9,
+                std::max_element(k.matmul.begin(), k.matmul.end(),
+                                 [](auto &a, auto &b) { return a.rate < b.rate; })
+                        ->rate / 1e9,
+                std::min_element(k.memory.begin(), k.memory.end(),
+                                 [](auto &a, auto &b) { return a.rate < b.rate; })
+                        ->rate / 1e9,
+                std::max_element(k.memory.begin(), k.memory.end(),
+                                 [](auto &a, auto &b) { return a.rate < b.rate; })
+                        ->rate / 1e9,
+                k.opOverheadSeconds * 1e6, l.latency * 1e6, l.bandwidth / 1e9);
+    return 0;
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "frenzy-calibrate: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,23 @@
+//===- JobArtifacts.h - sbatch scripts and plans of placed jobs -*- C++ -*-===//
+#ifndef FRENZY_TOOLS_FRENZY_SCHED_JOBARTIFACTS_H
+#define FRENZY_TOOLS_FRENZY_SCHED_JOBARTIFACTS_H
+
+#include "frenzy/Scheduler/Simulator.h"
+
+namespace frenzy::sched {
+
+struct ArtifactOptions {
+  std::string dir;       // where scripts (and plans) go; must not hold them
+  std::string frenzyOpt; // non-empty: write plan.bin of ONNX jobs with it
+};
+
+/// Per placed job: DIR/NAME.sbatch, and with frenzyOpt for ONNX jobs
+/// DIR/NAME.cluster.yaml (the job's nodes) and DIR/NAME.plan.bin. Refuses
+/// to overwrite an existing file. Returns 0 or prints one error and
+/// returns 1.
+int writeJobArtifacts(const SimResult &r, const std::vector<JobSpec> &jobs,
+                      const SchedCluster &c, const ArtifactOptions &o);
+
+} // namespace frenzy::sched
+
+#endif

@@ -1,0 +1,209 @@
+//===- frenzy-sched.cpp - the multi-job scheduler front end ---------------===//
+//
+// Reads a cluster and a job queue (a YAML file, a Philly-derived trace or a
+// seeded synthetic queue), looks up each job's option table once per model,
+// rejects jobs that fit nowhere (with the reason; the rest go on), runs the
+// chosen policies in the simulator and prints per-job placements and the
+// metrics. Optionally writes sbatch scripts (and plans) of placed jobs.
+//
+//===----------------------------------------------------------------------===//
+#include "JobArtifacts.h"
+
+#include "frenzy/Scheduler/Metrics.h"
+#include "frenzy/Scheduler/Options.h"
+#include "frenzy/Scheduler/Traces.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace frenzy;
+using namespace frenzy::sched;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> clusterFile("cluster", cl::desc("cluster YAML"),
+                                        cl::value_desc("C.yaml"));
+static cl::opt<std::string> jobsFile("jobs", cl::desc("job queue YAML"),
+                                     cl::value_desc("Q.yaml"));
+static cl::opt<std::string> phillyFile("philly",
+                                       cl::desc("Philly-derived trace CSV"),
+                                       cl::value_desc("philly.csv"));
+static cl::opt<std::string>
+    phillyStart("philly-start",
+                cl::desc("first submission taken, \"YYYY-MM-DD HH:MM:SS\""),
+                cl::init(""));
+static cl::opt<unsigned> traceJobs("trace-jobs",
+                                   cl::desc("jobs taken from --philly"),
+                                   cl::init(500));
+static cl::opt<double> arrivalScale("arrival-scale",
+                                    cl::desc("trace arrival gaps x this"),
+                                    cl::init(1.0));
+static cl::opt<double> maxJobHours("max-job-hours",
+                                   cl::desc("trace jobs cut to this length"),
+                                   cl::init(24));
+static cl::opt<unsigned> syntheticJobs("synthetic",
+                                       cl::desc("N seeded synthetic jobs"),
+                                       cl::init(0));
+static cl::opt<uint64_t> seed("seed", cl::desc("synthetic seed"), cl::init(1));
+static cl::opt<double> jobsPerHour("jobs-per-hour",
+                                   cl::desc("synthetic arrival rate"),
+                                   cl::init(30));
+static cl::opt<std::string>
+    policyName("policy", cl::desc("fifo, gavel, sia, frenzy or all"),
+               cl::init("frenzy"));
+static cl::opt<bool> reallocate("realloc",
+                             cl::desc("frenzy: grow running jobs onto idle "
+                                      "GPUs (checkpoint-restart cost)"),
+                             cl::init(false));
+static cl::opt<double> restartCost("restart-cost",
+                                   cl::desc("seconds per checkpoint-restart"),
+                                   cl::init(30));
+static cl::opt<std::string>
+    emit("emit", cl::desc("jobs (per-job table and metrics), metrics, "
+                          "options (option tables) or queue (the job queue "
+                          "as YAML)"),
+         cl::init("jobs"));
+static cl::opt<std::string>
+    outDir("out-dir", cl::desc("write NAME.sbatch per placed job here"),
+           cl::init(""));
+static cl::opt<std::string>
+    frenzyOpt("frenzy-opt",
+              cl::desc("with --out-dir: make NAME.plan.bin of ONNX jobs with "
+                       "this frenzy-opt"),
+              cl::init(""));
+
+static int fail(const llvm::Twine &msg) {
+  llvm::errs() << "frenzy-sched: error: " << msg << "\n";
+  return 1;
+}
+
+static llvm::Expected<std::vector<JobSpec>> readQueue() {
+  int inputs = !jobsFile.empty() + !phillyFile.empty() + (syntheticJobs > 0);
+  if (inputs != 1)
+    return llvm::createStringError(
+        std::errc::invalid_argument,
+        "give exactly one of --jobs=Q.yaml, --philly=TRACE.csv and "
+        "--synthetic=N");
+  if (!jobsFile.empty())
+    return readJobQueue(jobsFile);
+  if (!phillyFile.empty()) {
+    PhillyOptions o;
+    o.start = phillyStart;
+    o.maxJobs = traceJobs;
+    o.arrivalScale = arrivalScale;
+    o.maxJobHours = maxJobHours;
+    return readPhillyTrace(phillyFile, o);
+  }
+  SyntheticOptions o;
+  o.seed = seed;
+  o.jobs = syntheticJobs;
+  o.jobsPerHour = jobsPerHour;
+  return syntheticTrace(o);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "frenzy-sched: places a queue of training jobs on a shared cluster of "
+      "mixed GPUs and reports JCT, makespan and utilisation per policy\n");
+  if (clusterFile.empty())
+    return fail("--cluster=C.yaml is required");
+  if (emit != "jobs" && emit != "metrics" && emit != "options" &&
+      emit != "queue")
+    return fail("--emit must be jobs, metrics, options or queue, not '" +
+                emit + "'");
+  if (!(restartCost >= 0))
+    return fail("--restart-cost must not be negative");
+  if (!(arrivalScale > 0) || !(maxJobHours > 0) || !(jobsPerHour > 0))
+    return fail("--arrival-scale, --max-job-hours and --jobs-per-hour must "
+                "be positive");
+  std::vector<std::string> policies;
+  if (policyName == "all")
+    policies = {"fifo", "gavel", "sia", "frenzy"};
+  else if (makePolicy(policyName))
+    policies = {policyName};
+  else
+    return fail("unknown --policy '" + policyName + "'; valid: " +
+                policyNames() + ", all");
+  if (!frenzyOpt.empty() && outDir.empty())
+    return fail("--frenzy-opt needs --out-dir=DIR (where plans go)");
+
+  auto spec = readClusterFile(clusterFile);
+  if (!spec)
+    return fail(llvm::toString(spec.takeError()));
+  auto cluster = SchedCluster::build(*spec);
+  if (!cluster)
+    return fail(clusterFile + ": " + llvm::toString(cluster.takeError()));
+  auto queue = readQueue();
+  if (!queue)
+    return fail(llvm::toString(queue.takeError()));
+
+  // Options once per model; a job that fits nowhere is rejected here and
+  // the rest of the queue goes on.
+  OptionCache cache(*cluster);
+  std::vector<JobSpec> accepted;
+  std::vector<SimJob> sim;
+  std::vector<std::vector<JobOption>> userOpts;
+  for (JobSpec &j : *queue) {
+    auto options = cache.get(j);
+    if (!options) {
+      std::string why = llvm::toString(options.takeError());
+      // An unreadable option table is an input error, not a rejection.
+      if (!j.optionsFile.empty())
+        return fail(why);
+      llvm::errs() << "frenzy-sched: rejected: " << why << "\n";
+      continue;
+    }
+    std::vector<JobOption> user = userRequestOptions(j, **options, *cluster);
+    if (user.empty()) {
+      llvm::errs() << "frenzy-sched: rejected: " << j.where << ": job '"
+                   << j.name << "': its user request (" << j.userGpus << " "
+                   << (j.userGpuType.empty() ? "GPUs" : j.userGpuType)
+                   << ") cannot run it on any GPU type of the cluster\n";
+      continue;
+    }
+    if (j.referenceSeconds > 0)
+      j.steps = stepsFromReference(j, user, *cluster);
+    accepted.push_back(j);
+    SimJob s;
+    s.options = *options;
+    s.userOptions = std::move(user);
+    sim.push_back(std::move(s));
+  }
+  for (size_t i = 0; i < sim.size(); ++i)
+    sim[i].spec = &accepted[i];
+  if (emit == "queue") { // trace jobs' steps are known now
+    writeJobQueue(accepted, llvm::outs());
+    return 0;
+  }
+  if (emit == "options") {
+    for (const JobSpec &j : accepted) {
+      llvm::outs() << "# job " << j.name << "\n";
+      writeOptionTable(**cache.get(j), *cluster, j.modelKey(), llvm::outs());
+    }
+    return 0;
+  }
+  if (accepted.empty())
+    return fail("no job can run on this cluster (each was rejected above)");
+
+  SimConfig config;
+  config.restartSeconds = restartCost;
+  for (const std::string &p : policies) {
+    std::unique_ptr<Policy> policy = makePolicy(p, reallocate);
+    auto result = simulate(*cluster, sim, *policy, config);
+    if (!result)
+      return fail(llvm::toString(result.takeError()));
+    if (emit == "jobs")
+      printJobTable(*result, llvm::outs());
+    printMetrics(computeMetrics(*result), result->policy, llvm::outs());
+    if (!outDir.empty() && policies.size() == 1)
+      if (int rc = writeJobArtifacts(*result, accepted, *cluster,
+                                     {outDir, frenzyOpt}))
+        return rc;
+  }
+  if (!outDir.empty() && policies.size() != 1)
+    return fail("--out-dir needs one --policy (the placements differ)");
+  return 0;
+}
