@@ -347,6 +347,17 @@ llvm::Expected<PartitionPlan> PlanCost::score(PartitionPlan plan) const {
       spans |= st.node != q.stages.front().node;
     q.stageSeconds = 0;
     int64_t depth = int64_t(q.stages.size());
+    // A pipeline that spans nodes has its boundaries priced at the slowest
+    // inter-node link it crosses (the network without a topology, as the
+    // solvers' templates assume for every boundary).
+    Link slowest;
+    slowest.bytesPerSecond = 1e300;
+    for (int64_t s = 0; s + 1 < depth; ++s)
+      if (q.stages[s].node != q.stages[s + 1].node) {
+        Link l = topo.link(q.stages[s].node, q.stages[s + 1].node);
+        if (l.bytesPerSecond < slowest.bytesPerSecond)
+          slowest = l;
+      }
     for (int64_t s = 0; s < depth; ++s) {
       Stage &st = q.stages[s];
       if (st.node < 0 || st.node >= int(p.nodes.size()) || st.tp() < 1)
@@ -355,14 +366,12 @@ llvm::Expected<PartitionPlan> PlanCost::score(PartitionPlan plan) const {
                                        (long long)s);
       int device = p.nodes[st.node].device;
       const DeviceProfile &d = p.devices[device];
-      Link next =
-          topo.link(st.node, q.stages[std::min<int64_t>(s + 1, depth - 1)].node);
       st.fullRecompute = useFull(device, st.tp(), st.firstLayer, st.lastLayer,
                                  st.embed, st.head, depth - s, plan.microBatch);
       st.seconds = stageSeconds(device, st.node, st.tp(), st.firstLayer,
                                 st.lastLayer, st.embed, st.head,
-                                plan.microBatch, spans, &next,
-                                st.fullRecompute);
+                                plan.microBatch, spans,
+                                spans ? &slowest : nullptr, st.fullRecompute);
       st.peakBytes =
           stagePeak(device, st.tp(), st.firstLayer, st.lastLayer, st.embed,
                     st.head, depth - s, plan.microBatch, st.fullRecompute);

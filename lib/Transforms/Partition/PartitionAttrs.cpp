@@ -106,6 +106,9 @@ void frenzy::recordPartition(ModuleOp module, const RecordedPartition &rec,
       Dict d(ctx);
       if (cluster && st.node >= 0 && size_t(st.node) < cluster->nodes.size())
         d.str("gpu", cluster->nodes[size_t(st.node)].gpu);
+      // Written only when set, so IR without recomputation reads as before.
+      if (st.fullRecompute)
+        d.flag("full_recompute", true);
       stages.push_back(d.i64("node", st.node)
                            .ints("devices", st.devices)
                            .ints("layers", {st.firstLayer, st.lastLayer})
@@ -124,8 +127,13 @@ void frenzy::recordPartition(ModuleOp module, const RecordedPartition &rec,
                             .get());
   }
   const PartitionOptions &o = rec.options;
+  Dict top(ctx);
+  if (pp.gpipe)
+    top.flag("gpipe", true);
+  if (!pp.scheduleNote.empty())
+    top.str("schedule_note", pp.scheduleNote);
   module->setAttr(kPartitionAttrName,
-                  Dict(ctx)
+                  top
                       .str("cluster", rec.clusterPath)
                       .i64("global_batch", o.globalBatch)
                       .i64("seq", o.seq)
@@ -193,6 +201,10 @@ frenzy::readPartition(ModuleOp module) {
   pp.allReduceSeconds = r.f64(top, "", "all_reduce_seconds");
   pp.optimizerSeconds = r.f64(top, "", "optimizer_seconds");
   pp.description = r.str(top, "", "description");
+  if (auto g = top ? top.getAs<BoolAttr>("gpipe") : BoolAttr())
+    pp.gpipe = g.getValue();
+  if (auto n = top ? top.getAs<StringAttr>("schedule_note") : StringAttr())
+    pp.scheduleNote = n.str();
   ArrayAttr pipes = r.array(top, "", "pipelines");
   for (size_t p = 0; pipes && p < pipes.size(); ++p) {
     std::string where = "pipelines[" + std::to_string(p) + "]";
@@ -219,6 +231,8 @@ frenzy::readPartition(ModuleOp module) {
       st.head = r.flag(sd, at, "head");
       st.seconds = r.f64(sd, at, "seconds");
       st.peakBytes = r.i64(sd, at, "peak_bytes");
+      if (auto full = sd ? sd.getAs<BoolAttr>("full_recompute") : BoolAttr())
+        st.fullRecompute = full.getValue();
       if (r.ok && st.devices.empty())
         r.fail(at, "devices", "is empty: a stage runs on at least one GPU");
     }
