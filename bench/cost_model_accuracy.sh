@@ -60,15 +60,17 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 /usr/bin/python3 - "$work" "$RUNS" "${plans[@]}" <<'PY'
 import json, statistics, sys
 work, runs, plans = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-print("%-18s %11s %11s %8s %16s %s" % ("plan", "predicted", "measured", "error",
-                                       "max idle diff", "runs (ms)"))
+print("%-18s %10s %10s %8s %10s %8s %14s %s" % (
+    "plan", "predicted", "measured", "error", "on CPU", "error", "max idle diff",
+    "runs (ms)"))
 for entry in plans:
     name = entry.split("|")[0]
     cmps = [json.load(open("%s/%s.%d.cmp" % (work, name, r))) for r in range(1, runs + 1)]
     meas = statistics.median(c["step_measured_ms"] for c in cmps)
     pred = cmps[0]["step_predicted_ms"]
+    cpu = statistics.median(c["step_cpu_ms"] for c in cmps)
     idle = statistics.median(max(rk["idle_diff_of_step"] for rk in c["ranks"]) for c in cmps)
-    print("%-18s %8.2f ms %8.2f ms %+7.1f%% %15.1f%% %s" % (
-        name, pred, meas, 100 * (pred / meas - 1), 100 * idle,
-        " ".join("%.2f" % c["step_measured_ms"] for c in cmps)))
+    print("%-18s %7.2f ms %7.2f ms %+7.1f%% %7.2f ms %+7.1f%% %13.1f%% %s" % (
+        name, pred, meas, 100 * (pred / meas - 1), cpu, 100 * (pred / cpu - 1),
+        100 * idle, " ".join("%.2f" % c["step_measured_ms"] for c in cmps)))
 PY

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Scheduler comparison (docs/scheduler.md): every policy on
-#  1. a 500-job seeded synthetic queue (seed 1, and seed 2 held out),
+#  1. a 500-job seeded synthetic queue (seed 1, seed 2 held out; 30 jobs/h,
+#     an overloaded cluster, and 8 jobs/h, a lightly loaded one),
 #  2. 500 jobs of the Philly-derived trace (../shared/traces/philly.csv),
 # on a 3-type 64-GPU cluster; then decision time with 1,000 queued jobs
 # (all arriving at once) on 1,024 and 2,000 GPUs of five types.
@@ -39,6 +40,7 @@ run() { # label, args...
 c64=$here/sched/cluster-64-3type.yaml
 run "synthetic-500-seed1" --cluster="$c64" --synthetic=500 --seed=1 --jobs-per-hour=30
 run "synthetic-500-seed2" --cluster="$c64" --synthetic=500 --seed=2 --jobs-per-hour=30
+run "synthetic-500-light" --cluster="$c64" --synthetic=500 --seed=1 --jobs-per-hour=8
 if [ -f "$philly" ]; then
   run "philly-500" --cluster="$c64" --philly="$philly" \
     --philly-start="2017-10-03 00:00:00" --trace-jobs=500

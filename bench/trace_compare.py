@@ -7,7 +7,11 @@ and prints, per rank, the step time, busy time (compute and transfers) and
 idle time (waits and gaps) of both, and per op class (matmul, attention,
 elementwise, communication, optimizer, and 'runtime' for the runtime's own
 work between kernels) the measured/predicted ratio. Measured figures are
-medians over the traced steps after the first --skip ones (warm-up).
+medians over the traced steps after the first --skip ones (warm-up). The
+measured step is also given on the CPU (the process's CPU time in the step,
+the slowest rank's): on a machine shared with other work, what the step
+would take if no other process took the CPU (an MPI rank's waits spin, so
+they count).
 
 usage: trace_compare.py PREDICTED.json MEASURED.json [--skip=N] [--json]
 """
@@ -34,7 +38,8 @@ def load(path, kind):
 
 
 def steps_of(events, ranks, skip):
-    """Per rank, per traced step: (duration, busy, class times) in us."""
+    """Per rank, per traced step: (duration, busy, class times, CPU time,
+    forward/backward wall time, their CPU time) in us."""
     out = {r: [] for r in range(ranks)}
     by_pid = {}
     for e in events:
@@ -46,11 +51,15 @@ def steps_of(events, ranks, skip):
         for s in steps[skip:] if len(steps) > skip else steps:
             lo, hi = s["ts"], s["ts"] + s["dur"]
             busy, cls = 0.0, dict.fromkeys(CLASSES, 0.0)
+            fb, fb_cpu = 0.0, 0.0
             for e in evs:
                 if e["cat"] in ("step", "wait") or e["ts"] < lo - 1 or \
                         e["ts"] + e["dur"] > hi + 1:
                     continue
                 busy += e["dur"]
+                if e["name"].startswith(("forward mb", "backward mb")):
+                    fb += e["dur"]
+                    fb_cpu += e.get("args", {}).get("cpu_us", e["dur"])
                 if e["cat"] == "comm":
                     cls["communication"] += e["dur"]
                     continue
@@ -60,7 +69,8 @@ def steps_of(events, ranks, skip):
                     cls[c] += v
                     inside += v
                 cls["runtime"] += max(0.0, e["dur"] - inside)
-            out[r].append((s["dur"], busy, cls))
+            out[r].append((s["dur"], busy, cls,
+                           s.get("args", {}).get("cpu_us", s["dur"]), fb, fb_cpu))
     return out
 
 
@@ -93,9 +103,13 @@ def main():
     step_meas = statistics.median(
         max(meas[r][k][0] for r in range(mranks)) for k in range(nsteps))
     step_pred = max(pred[r][0][0] for r in range(pranks))
+    step_cpu = statistics.median(
+        max(meas[r][k][3] for r in range(mranks)) for k in range(nsteps))
     result = {"ranks": [], "classes": {}, "step_predicted_ms": step_pred / 1e3,
               "step_measured_ms": step_meas / 1e3,
               "step_error": step_pred / step_meas - 1,
+              "step_cpu_ms": step_cpu / 1e3,
+              "cpu_error": step_pred / step_cpu - 1,
               "steps_measured": nsteps}
     for r in range(pranks):
         p = pred[r][0]
@@ -104,7 +118,10 @@ def main():
         row = {"rank": r, "pred_step_ms": p[0] / 1e3, "meas_step_ms": m_step / 1e3,
                "pred_busy_ms": p[1] / 1e3, "meas_busy_ms": m_busy / 1e3,
                "pred_idle_ms": (step_pred - p[1]) / 1e3,
-               "meas_idle_ms": (step_meas - m_busy) / 1e3}
+               "meas_idle_ms": (step_meas - m_busy) / 1e3,
+               "pred_fb_ms": p[4] / 1e3,
+               "meas_fb_ms": median_of(meas[r], lambda x: x[4]) / 1e3,
+               "meas_fb_cpu_ms": median_of(meas[r], lambda x: x[5]) / 1e3}
         # Idle against the step: both as shares of their own step.
         row["idle_diff_of_step"] = abs((step_pred - p[1]) / step_pred -
                                        (step_meas - m_busy) / step_meas)
@@ -118,8 +135,9 @@ def main():
         print(json.dumps(result))
         return
     print("step: predicted %.2f ms, measured %.2f ms (median of %d steps): "
-          "%+.1f%%" % (step_pred / 1e3, step_meas / 1e3, nsteps,
-                       100 * result["step_error"]))
+          "%+.1f%%; on the CPU %.2f ms: %+.1f%%" %
+          (step_pred / 1e3, step_meas / 1e3, nsteps, 100 * result["step_error"],
+           step_cpu / 1e3, 100 * result["cpu_error"]))
     print("%-5s %11s %11s %11s %11s %11s %11s %9s" %
           ("rank", "step pred", "step meas", "busy pred", "busy meas",
            "idle pred", "idle meas", "idle diff"))
@@ -128,6 +146,11 @@ def main():
               % (row["rank"], row["pred_step_ms"], row["meas_step_ms"],
                  row["pred_busy_ms"], row["meas_busy_ms"], row["pred_idle_ms"],
                  row["meas_idle_ms"], 100 * row["idle_diff_of_step"]))
+    print("forward+backward per rank (predicted / measured wall / measured "
+          "on the CPU): " + ", ".join(
+              "%d: %.2f/%.2f/%.2f ms" % (row["rank"], row["pred_fb_ms"],
+                                         row["meas_fb_ms"], row["meas_fb_cpu_ms"])
+              for row in result["ranks"]))
     print("%-14s %12s %12s %18s" % ("op class", "predicted", "measured",
                                      "measured/predicted"))
     for c, v in result["classes"].items():

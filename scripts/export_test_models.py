@@ -4,6 +4,8 @@
 #   export_test_models.py [OUTDIR]          small models for the lit tests
 #                                           (default: test/Inputs/models)
 #   export_test_models.py --gpt2-124m FILE  GPT-2 124M, forward only, opset 17
+#   export_test_models.py --llama-shared-rope FILE
+#                                           Llama, rotary buffers named cos/sin
 #   add --report to print, per model, its op types, one layer's node names,
 #   its initializers, Identity nodes and initializers shared by several nodes.
 #
@@ -203,6 +205,49 @@ class Llama(nn.Module):
         return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
 
 
+class LlamaSharedRope(nn.Module):
+    """Llama as Hugging Face writes it since 2024: one rotary table for all
+    layers, held by the top module as registered buffers named plainly `cos`
+    and `sin` (nothing in the names says "rotary" or "cache")."""
+
+    def __init__(self, vocab=512, layers=2, heads=4, d=64, hidden=172, max_pos=64):
+        super().__init__()
+        self.heads, self.hd = heads, d // heads
+        self.embed_tokens = nn.Embedding(vocab, d)
+        self.layers = nn.ModuleList([LlamaDecoderLayer(d, heads, hidden, max_pos)
+                                     for _ in range(layers)])
+        for layer in self.layers:  # the layers read the shared table below
+            del layer.self_attn.cos_cached, layer.self_attn.sin_cached
+        self.norm = RMSNorm(d)
+        self.lm_head = nn.Linear(d, vocab, bias=False)
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        emb = torch.cat([torch.outer(torch.arange(max_pos).float(), inv_freq)] * 2, dim=-1)
+        self.register_buffer("cos", emb.cos())
+        self.register_buffer("sin", emb.sin())
+
+    def forward(self, input_ids, labels=None):
+        T = input_ids.shape[1]
+        mask = torch.triu(torch.full((T, T), float("-inf")), diagonal=1)
+        cos, sin = self.cos[:T], self.sin[:T]
+        x = self.embed_tokens(input_ids)
+        for layer in self.layers:
+            a = layer.self_attn
+            h = layer.input_layernorm(x)
+            B, _, C = h.shape
+            q = a.q_proj(h).view(B, T, a.heads, a.hd).transpose(1, 2)
+            k = a.k_proj(h).view(B, T, a.heads, a.hd).transpose(1, 2)
+            v = a.v_proj(h).view(B, T, a.heads, a.hd).transpose(1, 2)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            att = F.softmax(torch.matmul(q, k.transpose(2, 3)) / math.sqrt(a.hd) + mask, dim=-1)
+            x = x + a.o_proj(torch.matmul(att, v).transpose(1, 2).reshape(B, T, C))
+            x = x + layer.mlp(layer.post_attention_layernorm(x))
+        logits = self.lm_head(self.norm(x))
+        if labels is None:
+            return logits
+        return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
+
+
 # --- BERT-style encoder -----------------------------------------------------------
 class Bert(nn.Module):
     def __init__(self, vocab=512, d=64, heads=4, layers=2, ff=256, max_pos=128):
@@ -301,6 +346,9 @@ def main():
     ap.add_argument("--gpt2-124m", metavar="FILE", help="export only GPT-2 124M, to FILE")
     ap.add_argument("--gpt2-1.5b", dest="gpt2_xl", metavar="FILE",
                     help="export only GPT-2 1.5B (XL), to FILE (about 6 GB, external data)")
+    ap.add_argument("--llama-shared-rope", metavar="FILE",
+                    help="export only a Llama whose rotary tables are buffers named cos and "
+                         "sin, with a loss output, to FILE")
     ap.add_argument("--report", action="store_true", help="print each model's make-up")
     a = ap.parse_args()
     torch.manual_seed(0)
@@ -310,6 +358,10 @@ def main():
         gpt = GPT(vocab=50257, block=1024, layers=48, heads=25, d=1600)
         export(gpt, (torch.randint(0, 50257, (B, T)),), ["idx"], ["logits"], a.gpt2_xl,
                17, 48, True, a.report)
+        return
+    if a.llama_shared_rope:
+        export(LlamaSharedRope(), (idx, idx), ["input_ids", "labels"], ["logits", "loss"],
+               a.llama_shared_rope, 17, 2, True, a.report)
         return
     if a.gpt2_124m:
         gpt = GPT(vocab=50257, block=1024, layers=12, heads=12, d=768)

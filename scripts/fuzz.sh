@@ -30,7 +30,9 @@ if [ ! -f build-fuzz/build.ninja ]; then
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py > build-fuzz/build.log 2>&1 ||
     { echo "fuzz: cmake failed (build-fuzz/build.log)" >&2; exit 2; }
 fi
-ninja -C build-fuzz -j"${JOBS:-1}" frenzy-fuzzers >> build-fuzz/build.log 2>&1 ||
+targets=(frenzy-fuzzers)
+if [ $# -gt 0 ]; then targets=("${@/#/fuzz-}"); fi
+ninja -C build-fuzz -j"${JOBS:-1}" "${targets[@]}" >> build-fuzz/build.log 2>&1 ||
   { echo "fuzz: build failed (build-fuzz/build.log)" >&2; exit 2; }
 
 status=0

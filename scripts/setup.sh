@@ -12,6 +12,8 @@ packages=(
   libgtest-dev libopenblas-dev libopenmpi-dev openmpi-bin
   python3 python3-torch python3-onnx libonnx-testdata python3-venv python3-pip
 )
+packages+=(clang libclang-rt-14-dev)  # libFuzzer + sanitizers: scripts/fuzz.sh, docs/hardening.md
+packages+=(slurmctld slurmd slurm-client munge)  # scheduler tests: sbatch --test-only on localhost
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")

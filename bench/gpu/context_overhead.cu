@@ -2,7 +2,9 @@
 // NCCL communicator, the fixed per-GPU overheads of the memory model
 // (docs/memory.md). Prints bytes used after each stage.
 //
-// build: nvcc -O2 -o context_overhead context_overhead.cu -lnccl
+// build: CMake builds build/bench/context_overhead where CUDA and NCCL exist
+// (bench/CMakeLists.txt); by hand: nvcc -O2 -o context_overhead
+// context_overhead.cu -lnccl (never commit the binary).
 #include <cstdio>
 #include <cuda_runtime.h>
 #include <nccl.h>

@@ -10,6 +10,7 @@
 
 #include "frenzy/Dialect/Frenzy/IR/FrenzyDialect.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
+#include "frenzy/Dialect/Frenzy/Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -23,6 +24,7 @@ inline void registerAllDialects(mlir::DialectRegistry &registry) {
 
 inline void registerAllPasses() {
   registerFrenzyPasses();
+  registerFrenzyPipelines();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerSymbolDCEPass();

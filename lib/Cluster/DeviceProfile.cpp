@@ -27,6 +27,7 @@ struct ProfileFile {
   int version = 0;
   std::string gpuType, device, measured;
   double opOverheadUs = 0, copyGBs = 0;
+  int cores = 0;
   struct Point {
     double size = 0, rate = 0;
   };
@@ -36,6 +37,11 @@ struct ProfileFile {
     double latencyUs = 0, gbs = 0, reduceLatencyUs = 0, reduceGBs = 0;
   };
   std::vector<Link> links;
+  struct Kernel {
+    std::string op;
+    double size = 1, rate = 0;
+  };
+  std::vector<Kernel> kernels;
 };
 
 } // namespace
@@ -69,6 +75,20 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile::Link> {
 };
 LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Link)
 
+template <> struct llvm::yaml::MappingTraits<ProfileFile::Kernel> {
+  static void mapping(IO &io, ProfileFile::Kernel &k) {
+    io.mapRequired("op", k.op);
+    io.mapOptional("size", k.size, 1.0);
+    io.mapRequired("rate", k.rate);
+  }
+  static std::string validate(IO &, ProfileFile::Kernel &k) {
+    return k.rate > 0 && k.size > 0
+               ? ""
+               : "kernel '" + k.op + "': size and rate must be positive";
+  }
+};
+LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Kernel)
+
 template <> struct llvm::yaml::MappingTraits<ProfileFile> {
   static void mapping(IO &io, ProfileFile &f) {
     io.mapRequired("frenzy_profile", f.version);
@@ -81,6 +101,8 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile> {
     io.mapRequired("attention_gflops", f.attention);
     io.mapRequired("memory_gbs", f.memory);
     io.mapRequired("links", f.links);
+    io.mapOptional("kernel_gbs", f.kernels);
+    io.mapOptional("cores", f.cores, 0);
   }
   static std::string validate(IO &, ProfileFile &f) {
     if (f.matmul.empty() || f.attention.empty() || f.memory.empty())
@@ -117,6 +139,21 @@ double DeviceProfile::kernelSeconds(KernelKind kind, double flops,
       kind == KernelKind::Attention ? attention : matmul;
   double compute = flops > 0 ? flops / interpolate(pts, flops) : 0;
   return s + std::max(compute, mem);
+}
+
+double DeviceProfile::kernelSeconds(const std::string &op, KernelKind kind,
+                                    double flops, double bytes) const {
+  auto it = kernelRates.find(op);
+  if (kind != KernelKind::MemoryBound || it == kernelRates.end())
+    return kernelSeconds(kind, flops, bytes);
+  return opOverhead + bytes / interpolate(it->second, bytes);
+}
+
+double DeviceProfile::peakFlops() const {
+  double best = 0;
+  for (const RatePoint &p : matmul)
+    best = std::max(best, p.rate);
+  return best;
 }
 
 const LinkProfile *DeviceProfile::link(const std::string &kind) const {
@@ -196,6 +233,13 @@ frenzy::readDeviceProfile(const std::string &path, const std::string &gpuType) {
   for (const ProfileFile::Link &l : f.links)
     p.links[l.kind] = {l.latencyUs * 1e-6, l.gbs * 1e9,
                        l.reduceLatencyUs * 1e-6, l.reduceGBs * 1e9};
+  for (const ProfileFile::Kernel &k : f.kernels)
+    p.kernelRates[k.op].push_back({k.size, k.rate * 1e9});
+  for (auto &[op, pts] : p.kernelRates)
+    std::sort(pts.begin(), pts.end(), [](const RatePoint &a, const RatePoint &b) {
+      return a.size < b.size;
+    });
+  p.cores = std::max(0, f.cores);
   p.calibrated = true;
   return p;
 }

@@ -62,10 +62,10 @@ DenseElementsAttr denseAttr(const ConstantTensor &c, RankedTensorType type) {
 }
 
 GraphEmitter::GraphEmitter(LoadedModel &model, ResolvedGraph &resolved,
-                           MLIRContext *ctx)
+                           const OnnxImportOptions &options, MLIRContext *ctx)
     : model(model), resolved(resolved), ctx(ctx), b(ctx),
       fileLoc(FileLineColLoc::get(ctx, model.path, 0, 0)) {
-  differentiable = differentiableTensors(model.model.graph());
+  roles.emplace(model.model.graph(), options, error);
   for (const auto &n : model.model.graph().node())
     if (n.op_type() == "Constant")
       constantNodes[n.output(0)] = &n;
@@ -201,7 +201,15 @@ Value GraphEmitter::param(const std::string &name, const std::string &source) {
   } else {
     attrs.append("storage", b.getStringAttr("inline"));
   }
-  if (isa<FloatType>(et) && differentiable.count(name))
+  // Buffers say why they are not trained (the summary lists them).
+  std::optional<std::string> buffer =
+      isa<FloatType>(et) ? roles->bufferReason(name, error)
+                         : std::optional<std::string>("not a float tensor");
+  if (error)
+    return {};
+  if (buffer)
+    attrs.append(kBufferReasonAttr, b.getStringAttr(*buffer));
+  else
     attrs.append("trainable", b.getUnitAttr());
 
   OpBuilder::InsertionGuard guard(b);
@@ -326,9 +334,14 @@ std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
   for (int i = 0; i < node.input_size(); ++i)
     if (!node.input(i).empty() && !resolved.constants.count(node.input(i)) &&
         !input(node, i))
-      return ImportError{describeNode(node, model) + ": " +
-                         (error ? error->message : "missing input")};
-  if (auto err = h->handler(*this, node))
+      return error && error->wholeModel
+                 ? *error
+                 : ImportError{describeNode(node, model) + ": " +
+                               (error ? error->message : "missing input")};
+  auto err = h->handler(*this, node);
+  if (error && error->wholeModel)
+    return error;
+  if (err)
     return ImportError{describeNode(node, model) + ": " + err->message};
   if (error)
     return ImportError{describeNode(node, model) + ": " + error->message};
@@ -337,6 +350,8 @@ std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
 
 OwningOpRef<ModuleOp> GraphEmitter::emit(std::optional<ImportError> &err) {
   const onnx::GraphProto &g = model.model.graph();
+  if ((err = error)) // a --frozen/--trainable pattern that does not parse
+    return nullptr;
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   b.setInsertionPointToEnd(module->getBody());
 
@@ -375,6 +390,8 @@ OwningOpRef<ModuleOp> GraphEmitter::emit(std::optional<ImportError> &err) {
     results.push_back(v);
     resultTypes.push_back(v.getType());
   }
+  if ((err = roles->unusedPattern()))
+    return nullptr;
   b.create<func::ReturnOp>(fileLoc, results);
   func.setType(b.getFunctionType(argTypes, resultTypes));
   for (auto [i, o] : llvm::enumerate(g.output()))

@@ -3,6 +3,7 @@
 #define FRENZY_LIB_IMPORT_GRAPHEMITTER_H
 
 #include "OnnxModel.h"
+#include "TrainableParams.h"
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -37,7 +38,7 @@ std::optional<ImportError> checkSupported(const LoadedModel &model);
 class GraphEmitter {
 public:
   GraphEmitter(LoadedModel &model, ResolvedGraph &resolved,
-               mlir::MLIRContext *ctx);
+               const OnnxImportOptions &options, mlir::MLIRContext *ctx);
 
   mlir::OwningOpRef<mlir::ModuleOp> emit(std::optional<ImportError> &error);
 
@@ -89,7 +90,7 @@ private:
   mlir::OpBuilder b;
   mlir::Location fileLoc;
   std::unordered_map<std::string, mlir::Value> values;
-  std::unordered_set<std::string> differentiable;
+  std::optional<TrainableParams> roles;
   std::unordered_map<std::string, const onnx::NodeProto *> constantNodes;
   mlir::Block *body = nullptr;
   mlir::Operation *lastValueOp = nullptr;

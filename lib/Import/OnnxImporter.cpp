@@ -33,7 +33,7 @@ OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path,
     import::ResolvedGraph resolved;
     if (auto e = import::resolveShapes(model, options, resolved))
       return report(*e);
-    import::GraphEmitter emitter(model, resolved, context);
+    import::GraphEmitter emitter(model, resolved, options, context);
     std::optional<import::ImportError> error;
     OwningOpRef<ModuleOp> module = emitter.emit(error);
     if (error || !module)

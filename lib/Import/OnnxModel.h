@@ -22,6 +22,9 @@ namespace frenzy::import {
 /// An importer failure: one line for the user, no location prefix.
 struct ImportError {
   std::string message;
+  /// About the whole model or the command line, not the node being
+  /// converted when it was found (a --frozen pattern): no node prefix.
+  bool wholeModel = false;
 };
 
 struct LoadedModel {
@@ -57,11 +60,6 @@ struct ResolvedGraph {
 std::optional<ImportError> resolveShapes(LoadedModel &m,
                                          const OnnxImportOptions &options,
                                          ResolvedGraph &out);
-
-/// Names of tensors that can carry a gradient to a float output: a float
-/// initializer in this set is a trainable parameter, one outside is a
-/// buffer (a mask table, rotary cache, position ids).
-std::unordered_set<std::string> differentiableTensors(const onnx::GraphProto &g);
 
 } // namespace frenzy::import
 

@@ -2,8 +2,12 @@
 #include "frenzy/Plan/PlanWriter.h"
 
 #include "frenzy/Dialect/Frenzy/IR/Precision.h"
+#include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
 #include "plan.pb.h"
 #include "plan/PlanFile.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -23,8 +27,33 @@ static int64_t i64(DictionaryAttr d, StringRef key) {
   return 0;
 }
 
-LogicalResult frenzy::buildPlan(ModuleOp module, StringRef modelPath,
-                                StringRef clusterPath,
+/// The recorded stages name nodes and devices of this cluster.
+static LogicalResult checkAgainst(ModuleOp module, const PartitionPlan &pp,
+                                  const ClusterSpec &cluster) {
+  for (size_t p = 0; p < pp.pipelines.size(); ++p)
+    for (size_t s = 0; s < pp.pipelines[p].stages.size(); ++s) {
+      const Stage &st = pp.pipelines[p].stages[s];
+      auto where = [&] {
+        return emitError(module.getLoc())
+               << kPartitionAttrName << ": pipelines[" << p << "].stages[" << s
+               << "]: ";
+      };
+      if (st.node < 0 || size_t(st.node) >= cluster.nodes.size())
+        return where() << "node " << st.node << " is not a node of the "
+                       << "cluster (" << cluster.nodes.size()
+                       << "); partition again with this cluster";
+      for (int64_t d : st.devices)
+        if (d < 0 || d >= cluster.nodes[size_t(st.node)].count)
+          return where() << "device " << d << " is not on node '"
+                         << cluster.nodes[size_t(st.node)].name << "' ("
+                         << cluster.nodes[size_t(st.node)].count
+                         << " GPUs); partition again with this cluster";
+    }
+  return success();
+}
+
+LogicalResult frenzy::buildPlan(ModuleOp module, ArrayRef<ModuleOp> more,
+                                StringRef modelPath, StringRef clusterPath,
                                 const ClusterSpec &cluster, plan::Plan &out) {
   out.set_version(plan::kPlanVersion);
   SmallString<256> abs(modelPath);
@@ -64,14 +93,41 @@ LogicalResult frenzy::buildPlan(ModuleOp module, StringRef modelPath,
       dev->set_gpu_type(n.gpu);
       dev->set_index(i);
     }
-  return lowerProgram(module, *out.mutable_program());
+  if (failed(lowerProgram(module, *out.mutable_program())))
+    return failure();
+  for (ModuleOp m : more)
+    if (failed(lowerProgram(m, *out.add_more_programs())))
+      return failure();
+
+  // The partition and schedule the passes recorded, translated as they are.
+  auto rec = readPartition(module);
+  if (failed(rec))
+    return failure();
+  if (!*rec)
+    return success();
+  const PartitionPlan &pp = (*rec)->plan;
+  if (failed(checkAgainst(module, pp, cluster)))
+    return failure();
+  auto orders = readSchedule(module, pp);
+  if (failed(orders))
+    return failure();
+  addStagePrograms(pp, cluster, (*rec)->options, *orders, out);
+  return success();
 }
 
 llvm::Error frenzy::writePlanFile(const plan::Plan &plan, StringRef path) {
+  // Deterministic serialisation: protobuf otherwise writes map entries
+  // (instruction attributes) in hash order, which differs run to run, and
+  // the same command must give the same bytes (a checkpoint names its plan).
   std::string bytes;
-  if (!plan.SerializeToString(&bytes))
-    return llvm::createStringError(std::errc::io_error,
-                                   "cannot serialise the plan");
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    if (!plan.SerializeToCodedStream(&coded))
+      return llvm::createStringError(std::errc::io_error,
+                                     "cannot serialise the plan");
+  }
   std::string tmp = (path + ".tmp").str();
   {
     std::error_code ec;

@@ -9,11 +9,29 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Planning/Partitioner.h"
 
+#include "frenzy/Cluster/DeviceProfile.h"
+
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace frenzy;
+
+bool frenzy::setRecompute(PartitionOptions &o, llvm::StringRef mode) {
+  // Full recomputation is frenzy-launch's (a stage's forward rerun before
+  // its backward), priced from the selective profile.
+  if (mode == "auto") {
+    o.recompute = Recompute::Selective;
+    o.fullRecompute = 1;
+    return true;
+  }
+  std::optional<Recompute> r = parseRecompute(mode);
+  if (!r)
+    return false;
+  o.fullRecompute = *r == Recompute::Full ? 2 : 0;
+  o.recompute = *r == Recompute::Full ? Recompute::Selective : *r;
+  return true;
+}
 
 llvm::Expected<plan::PlanProblem>
 frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
@@ -93,8 +111,13 @@ frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
       p.devices.push_back(std::move(d));
       it = p.devices.end() - 1;
     }
-    p.nodes.push_back({n.name, int(it - p.devices.begin()), n.count,
-                       n.bandwidthGBs()});
+    // A calibrated type's collectives run at the measured all-reduce rate
+    // of its link kind (the scoring multiplies by the network efficiency).
+    double linkGBs = n.bandwidthGBs();
+    if (g->profile && g->profile->calibrated)
+      if (const LinkProfile *l = g->profile->link(n.link))
+        linkGBs = l->reduceBandwidth / 1e9 / e.network;
+    p.nodes.push_back({n.name, int(it - p.devices.begin()), n.count, linkGBs});
   }
   return p;
 }

@@ -2,6 +2,8 @@
 #include "frenzy/Cluster/Topology.h"
 #include "frenzy/Planning/Partitioner.h"
 
+#include "frenzy/Cluster/DeviceProfile.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -32,8 +34,10 @@ Totals totals(const PartitionPlan &plan, const ClusterSpec &cluster,
   Totals t;
   for (const ClusterNode &n : cluster.nodes) {
     t.gpusTotal += n.count;
-    if (const GpuType *g = cluster.gpuType(n.gpu))
-      t.clusterTflops += g->tensorTflops * double(n.count);
+    if (const GpuType *g = cluster.gpuType(n.gpu)) // measured, when it was
+      t.clusterTflops += (g->profile ? g->profile->peakFlops() / 1e12
+                                     : g->tensorTflops) *
+                         double(n.count);
   }
   for (const Pipeline &p : plan.pipelines)
     for (const Stage &s : p.stages)

@@ -113,7 +113,8 @@ private:
             2.0 * double(tpSize - 1) / double(std::max<int64_t>(tpSize, 1)) *
                 n / tp.reduceBandwidth;
       } else {
-        s = p.kernelSeconds(c == plan::kMatmul      ? KernelKind::Contraction
+        s = p.kernelSeconds(in.op(),
+                            c == plan::kMatmul      ? KernelKind::Contraction
                             : c == plan::kAttention ? KernelKind::Attention
                                                     : KernelKind::MemoryBound,
                             flops, bytes);
@@ -146,24 +147,10 @@ private:
     std::string type = plan.devices_size() ? plan.devices(0).gpu_type() : "cpu";
     const DeviceProfile &p = profileOf(type);
     std::vector<Op> ops;
-    std::vector<std::pair<std::string, std::vector<int32_t>>> phases;
-    bool backward = false;
-    for (int32_t i = 0; i < prog.instrs_size(); ++i) {
-      const plan::Instr &in = prog.instrs(i);
-      backward |= in.backward();
-      bool update = plan::opClassOf(in.op()) == plan::kOptimizer;
-      std::string name = update     ? "optimizer"
-                         : backward ? "backward mb 0"
-                                    : "forward mb 0";
-      if (phases.empty() || phases.back().first != name)
-        phases.push_back({name, {}});
-      phases.back().second.push_back(i);
-    }
-    for (auto &[name, instrs] : phases) {
+    for (const plan::Phase &ph : plan::oneRankPhases(prog)) {
       Args args;
-      double s = kernels(prog, instrs, p, LinkProfile(), 1, args);
-      ops.push_back(compute(name, name == "optimizer" ? "optimizer" : "compute",
-                            s, std::move(args)));
+      double s = kernels(prog, ph.instrs, p, LinkProfile(), 1, args);
+      ops.push_back(compute(ph.name, ph.cat, s, std::move(args)));
     }
     rankOps.push_back(std::move(ops));
   }
@@ -180,6 +167,15 @@ private:
     const plan::Program &prog = *plan::programAt(plan, st->program());
     const DeviceProfile &p = profileOf(r.gpu_type());
     int64_t tpSize = st->ranks_size();
+    // CPU ranks beyond the node's cores share them (MPI waits spin, so a
+    // waiting rank takes its share too): everything runs that much slower.
+    double share = 1;
+    if (p.cores > 0) {
+      int onNode = 0;
+      for (const plan::Rank &o : plan.ranks())
+        onNode += o.node() == r.node() && o.gpu_type() == r.gpu_type();
+      share = std::max(1.0, double(onNode) / double(p.cores));
+    }
     LinkProfile tpLink =
         linkBetween(r, plan.ranks(st->ranks((r.tp_rank() + 1) % tpSize)));
     std::vector<int32_t> fwd(st->forward_instrs().begin(),
@@ -319,6 +315,12 @@ private:
       default:
         break;
       }
+    }
+    for (Op &o : ops) {
+      o.seconds *= share;
+      for (auto &[key, v] : o.args)
+        if (key != "bytes")
+          v *= share;
     }
     return ops;
   }

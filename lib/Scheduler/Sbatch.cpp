@@ -48,6 +48,8 @@ void frenzy::sched::writeSbatchScript(const SbatchJob &job,
      << " ranks in " << components.size() << " component(s).\n";
   os << "# --time is 1.5x the predicted run time (" << slurmTime(job.predictedSeconds)
      << ") plus 10 minutes for start-up and checkpoints.\n";
+  if (!job.note.empty())
+    os << "# " << job.note << "\n";
   os << "#SBATCH --job-name=" << job.name << "\n";
   os << "#SBATCH --time=" << slurmTime(job.predictedSeconds * 1.5 + 600)
      << "\n";

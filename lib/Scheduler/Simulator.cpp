@@ -41,6 +41,21 @@ void SimContext::stop(int j) {
   job.state = SimJob::State::Waiting;
 }
 
+void SimContext::admit(int j) {
+  jobList[j].state = SimJob::State::Waiting;
+  activeList.push_back(j);
+}
+
+void SimContext::finish(int j) {
+  SimJob &job = jobList[j];
+  if (job.state == SimJob::State::Running)
+    clusterRef.release(job.placement);
+  job.state = SimJob::State::Done;
+  job.finish = now;
+  job.remainingSteps = 0;
+  activeList.erase(std::find(activeList.begin(), activeList.end(), j));
+}
+
 bool SimContext::move(int j, const JobOption &o, Fit fit) {
   SimJob &job = jobList[j];
   clusterRef.release(job.placement);
@@ -117,6 +132,20 @@ int64_t frenzy::sched::stepsFromReference(
       1, int64_t(std::ceil(job.referenceSeconds / ref->stepSeconds)));
 }
 
+std::vector<int> frenzy::sched::prepareJobs(std::vector<SimJob> &jobs,
+                                            const SchedCluster &c) {
+  std::vector<int> order(jobs.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return jobs[a].spec->arrival < jobs[b].spec->arrival;
+  });
+  for (SimJob &j : jobs) {
+    j.remainingSteps = double(j.spec->steps);
+    j.roundsOnType.assign(c.types().size(), 0);
+  }
+  return order;
+}
+
 // Named (not anonymous) so that SimContext can befriend it.
 namespace frenzy::sched {
 
@@ -158,15 +187,7 @@ void Simulator::advance(double to) {
 llvm::Expected<SimResult> Simulator::run() {
   result.policy = policy.name();
   result.totalGpus = cluster.totalGpus();
-  std::vector<int> order(jobs.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return jobs[a].spec->arrival < jobs[b].spec->arrival;
-  });
-  for (SimJob &j : jobs) {
-    j.remainingSteps = double(j.spec->steps);
-    j.roundsOnType.assign(cluster.types().size(), 0);
-  }
+  std::vector<int> order = prepareJobs(jobs, cluster);
   size_t nextArrival = 0, done = 0;
   double round = policy.roundSeconds(), nextRound = INFINITY;
   while (done < jobs.size()) {

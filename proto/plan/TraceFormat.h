@@ -74,6 +74,32 @@ inline std::string sliceName(const Action &a) {
   }
 }
 
+/// A one-rank step as phases named as a pipeline stage's actions are:
+/// runs of the program's instructions, "forward mb 0" until the first
+/// backward instruction, "backward mb 0" after, "optimizer" for updates.
+struct Phase {
+  std::string name;
+  const char *cat;
+  std::vector<int32_t> instrs;
+};
+
+inline std::vector<Phase> oneRankPhases(const Program &prog) {
+  std::vector<Phase> phases;
+  bool backward = false;
+  for (int32_t i = 0; i < prog.instrs_size(); ++i) {
+    const Instr &in = prog.instrs(i);
+    backward |= in.backward();
+    bool update = opClassOf(in.op()) == kOptimizer;
+    std::string name = update     ? "optimizer"
+                       : backward ? "backward mb 0"
+                                  : "forward mb 0";
+    if (phases.empty() || phases.back().name != name)
+      phases.push_back({name, update ? "optimizer" : "compute", {}});
+    phases.back().instrs.push_back(i);
+  }
+  return phases;
+}
+
 /// One complete slice ("ph":"X"). Times in microseconds from the step's
 /// (or run's) start; args are numbers (per-class microseconds, bytes).
 struct TraceEvent {

@@ -366,12 +366,17 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
     double t0 = trace ? trace->now() : 0;
     switch (a.kind()) {
     case plan::Action::FORWARD:
-    case plan::Action::BACKWARD:
+    case plan::Action::BACKWARD: {
+      double cpu0 = trace ? Trace::cpuNow() : 0;
       forwardOrBackward(a);
-      if (trace)
+      if (trace) {
+        auto args = trace->takeClassArgs();
+        args.emplace_back("cpu_us", Trace::cpuNow() - cpu0);
         trace->slice(plan::kComputeThread, plan::sliceName(a), "compute", t0,
-                     trace->takeClassArgs());
+                     std::move(args));
+      }
       break;
+    }
     case plan::Action::SEND: {
       const Tensor &t = ex->tensor(a.tensor());
       comm.send(t.data(), t.bytes(), a.peer(), a.tensor());

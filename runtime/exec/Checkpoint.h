@@ -1,6 +1,6 @@
 //===- Checkpoint.h - parameters and optimizer state on disk ----*- C++ -*-===//
 //
-// Layout (docs/checkpoints.md): DIR/step-NNNNNNNN/rank-R.bin per rank and
+// Layout (docs/runtime.md, "Checkpoints"): DIR/step-NNNNNNNN/rank-R.bin and
 // DIR/latest naming the newest complete step and the plan's hash. Each file
 // is written to a temporary name and renamed, and `latest` moves only after
 // every rank has renamed its file, so a run killed at any moment leaves the

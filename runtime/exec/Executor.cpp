@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 
 namespace frenzy::rt {
 
@@ -23,6 +24,33 @@ static const plan::Program &checkedProgram(const plan::Plan &p,
                        std::to_string(p.more_programs_size() + 1) +
                        " does not exist; re-run frenzy-opt");
   return *prog;
+}
+
+/// The tensors allocated up front must fit in the machine's memory: zeroing
+/// more than it has would end in the kernel's out-of-memory kill, not an
+/// error line. (Sizes are validated, so the sum cannot overflow.)
+static void checkFitsInMemory(const plan::Program &prog,
+                              const std::vector<bool> &used) {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return;
+  int64_t have = int64_t(pages) * pageSize, need = 0;
+  // Each tensor is at most 2^40 bytes: stopping once past `have` keeps the
+  // sum far from overflow.
+  for (int32_t i = 0; i < prog.tensors_size() && need <= have; ++i) {
+    const plan::Tensor &pt = prog.tensors(i);
+    if (!used[i] || pt.kind() == plan::ACTIVATION)
+      continue;
+    int64_t b = elementBytes(pt.dtype());
+    for (int64_t d : pt.shape())
+      b *= d;
+    need += b;
+  }
+  if (need > have)
+    throw RuntimeError("plan: its parameters, inputs and constants need " +
+                       std::to_string(need) + " bytes; this machine has " +
+                       std::to_string(int64_t(pages) * pageSize) +
+                       " bytes of memory");
 }
 
 Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
@@ -55,6 +83,7 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
         if (id >= 0 && id < n)
           used[id] = true;
   }
+  checkFitsInMemory(prog, used);
   tensors.resize(n);
   for (int32_t i = 0; i < n; ++i) {
     const plan::Tensor &pt = prog.tensors(i);

@@ -20,6 +20,10 @@ struct Checker {
   const plan::Plan &p;
   std::vector<std::string> out;
   std::vector<int> stageOf; // by rank; -1: none
+  // By stage: tensors its instructions read or write. Only those have
+  // storage on its ranks (Executor), so only those may be sent, reduced,
+  // counted in the norm or synced; others must be received activations.
+  std::vector<std::set<int32_t>> touched;
 
   void add(const std::string &where, const std::string &what) {
     if (out.size() < 100)
@@ -64,6 +68,13 @@ bool Checker::stages() {
           add(w, "names instruction " + std::to_string(i));
           break;
         }
+    touched.resize(p.stages_size());
+    for (auto *list : {&sp.forward_instrs(), &sp.backward_instrs(),
+                       &sp.update_instrs()})
+      for (int32_t i : *list)
+        if (i >= 0 && i < prog->instrs_size())
+          for (auto *ids : {&prog->instrs(i).inputs(), &prog->instrs(i).outputs()})
+            touched[s].insert(ids->begin(), ids->end());
     for (auto *list : {&sp.recv_tensors(), &sp.send_tensors()})
       for (int32_t t : *list)
         if (t < 0 || t >= prog->tensors_size()) {
@@ -117,8 +128,10 @@ void Checker::ranks() {
         sp.ranks(rk.tp_rank()) != r)
       add(w, "has TP index " + std::to_string(rk.tp_rank()) +
                  ", not its place in its stage");
+    const std::set<int32_t> &mine = touched[stageOf[r]];
     for (int32_t t : rk.norm_tensors())
-      if (!tensorOk(r, t) || progOf(r).tensors(t).dtype() != plan::F32) {
+      if (!tensorOk(r, t) || progOf(r).tensors(t).dtype() != plan::F32 ||
+          !mine.count(t)) {
         add(w, "norm tensor " + std::to_string(t) + " is not an f32 tensor");
         break;
       }
@@ -138,6 +151,11 @@ void Checker::ranks() {
                    a.peer() >= nr || a.peer() == r))
         add(wa, "transfers tensor " + std::to_string(a.tensor()) +
                     " with rank " + std::to_string(a.peer()));
+      else if (xfer && !mine.count(a.tensor()) &&
+               (a.kind() == Action::SEND ||
+                progOf(r).tensors(a.tensor()).kind() != plan::ACTIVATION))
+        add(wa, "transfers tensor " + std::to_string(a.tensor()) +
+                    ", which none of its stage's instructions uses");
     }
   }
 }
@@ -162,9 +180,11 @@ void Checker::groups() {
     if (grp.kind() == plan::CommGroup::TIED) {
       for (int32_t t : grp.tensors())
         for (int32_t r : grp.ranks())
-          if (!tensorOk(r, t) || bytes(r, t) != bytes(grp.ranks(0), t)) {
+          if (!tensorOk(r, t) || !tensorOk(grp.ranks(0), t) ||
+              !touched[stageOf[r]].count(t) ||
+              bytes(r, t) != bytes(grp.ranks(0), t)) {
             add(w, "tied tensor " + std::to_string(t) +
-                       " differs in size between its ranks");
+                       " is missing on a rank or differs in size");
             return;
           }
       continue;

@@ -1,7 +1,23 @@
 //===- Tensor.cpp - a typed, shaped buffer of the runtime -----------------===//
 #include "Tensor.h"
 
+#include <cstdio>
+
 namespace frenzy::rt {
+
+std::string printable(const std::string &s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
 
 int elementBytes(plan::DType t) {
   switch (t) {

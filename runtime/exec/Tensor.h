@@ -16,6 +16,10 @@ struct RuntimeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// `s` with control characters written as \xNN: names read from a damaged
+/// file must not break an error message into several lines.
+std::string printable(const std::string &s);
+
 int elementBytes(plan::DType t);
 const char *dtypeName(plan::DType t);
 

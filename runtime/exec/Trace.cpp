@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
+#include <ctime>
 
 namespace frenzy::rt {
 
@@ -22,6 +23,12 @@ void Trace::slice(int tid, std::string name, const char *cat, double startUs,
   e.durUs = now() - startUs;
   e.args = std::move(args);
   events.push_back(std::move(e));
+}
+
+double Trace::cpuNow() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) * 1e-3;
 }
 
 std::vector<std::pair<std::string, double>> Trace::takeClassArgs() {

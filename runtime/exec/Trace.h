@@ -31,6 +31,9 @@ public:
                std::chrono::steady_clock::now() - origin)
         .count();
   }
+  /// This process's CPU time in microseconds: a step's time on the CPU,
+  /// which on a shared machine is what the step would take unpreempted.
+  static double cpuNow();
   /// Adds to every recorded time: this rank's origin on rank 0's clock.
   void setOffset(double us) { offsetUs = us; }
   double offset() const { return offsetUs; }

@@ -37,14 +37,17 @@ using namespace frenzy::calibrate;
 namespace {
 
 const char *kUsage =
-    "usage: frenzy-calibrate -o PROFILE.yaml [--gpu-type=NAME] [--quick] "
-    "[--force]\n"
+    "usage: frenzy-calibrate -o PROFILE.yaml [--gpu-type=NAME] "
+    "[--plan=REF.bin]... [--quick] [--force]\n"
     "Measures this device (one CPU thread for the CPU backend) and two MPI "
     "ranks on this machine, and writes a device profile for a cluster file's "
-    "GPU type (profile: PROFILE.yaml).\n";
+    "GPU type (profile: PROFILE.yaml). With --plan (one-rank plans, e.g. of "
+    "two micro-batch sizes), the contraction rates and a rate per kernel kind "
+    "and size come from timing their steps instruction by instruction.\n";
 
 struct Options {
   std::string out, gpuType = "cpu", linksOut;
+  std::vector<std::string> plans;
   bool quick = false, force = false;
 };
 
@@ -199,6 +202,9 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
   std::snprintf(buf, sizeof(buf), "op_overhead_us: %.3f\ncopy_gbs: %.2f\n",
                 k.opOverheadSeconds * 1e6, k.copyBytesPerSecond / 1e9);
   y << buf;
+  // CPU ranks share these cores (GPU types: omit it).
+  std::snprintf(buf, sizeof(buf), "cores: %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+  y << buf;
   auto points = [&](const char *key, const std::vector<Point> &pts,
                     double unit) {
     y << key << ":\n";
@@ -214,6 +220,21 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
   points("matmul_gflops", k.matmul, 1e9);
   points("attention_gflops", k.attention, 1e9);
   points("memory_gbs", k.memory, 1e9);
+  if (!k.opRates.empty()) {
+    y << "kernel_gbs:   # memory-bound kernels inside the step of "
+      << k.reference << "\n";
+    std::vector<std::pair<std::string, Point>> rates = k.opRates;
+    std::sort(rates.begin(), rates.end(), [](const auto &a, const auto &b) {
+      return a.first != b.first ? a.first < b.first
+                                : a.second.size < b.second.size;
+    });
+    for (auto &[op, pt] : rates) {
+      std::snprintf(buf, sizeof(buf),
+                    "  - { op: %s, size: %.6g, rate: %.3f }\n", op.c_str(),
+                    pt.size, pt.rate / 1e9);
+      y << buf;
+    }
+  }
   std::snprintf(buf, sizeof(buf),
                 "links:   # two MPI ranks of this machine (shared memory)\n"
                 "  - { kind: shm, latency_us: %.3f, bandwidth_gbs: %.3f, "
@@ -239,6 +260,8 @@ Options parse(int argc, char **argv) {
       o.gpuType = a.substr(11);
     else if (a.rfind("--links-only=", 0) == 0)
       o.linksOut = a.substr(13);
+    else if (a.rfind("--plan=", 0) == 0)
+      o.plans.push_back(a.substr(7));
     else if (a == "--quick")
       o.quick = true;
     else if (a == "--force")
@@ -279,6 +302,11 @@ int main(int argc, char **argv) {
     std::printf("frenzy-calibrate: measuring kernels (%s)\n", cpuName().c_str());
     std::fflush(stdout);
     KernelProfile k = measureKernels(o.quick);
+    for (const std::string &plan : o.plans) {
+      std::printf("frenzy-calibrate: timing the step of %s\n", plan.c_str());
+      std::fflush(stdout);
+      measurePlan(plan, o.quick ? 3 : 10, k);
+    }
     std::printf("frenzy-calibrate: measuring 2-rank MPI links\n");
     std::fflush(stdout);
     Link l;

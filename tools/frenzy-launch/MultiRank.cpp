@@ -174,10 +174,12 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   for (int64_t step = first; step <= o.steps; ++step) {
     auto t0 = std::chrono::steady_clock::now();
     double traceStart = trace ? trace->now() : 0;
+    double cpuStart = trace ? Trace::cpuNow() : 0;
     StepResult r = runner.runStep(step, o.seed);
     if (trace)
       trace->slice(plan::kComputeThread, "step", "step", traceStart,
-                   {{"step", double(step)}});
+                   {{"step", double(step)},
+                    {"cpu_us", Trace::cpuNow() - cpuStart}});
     double sec =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
             .count();
@@ -270,8 +272,8 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
     std::fprintf(stderr,
                  "frenzy-launch: rank %d (pipeline %d, stage %d, %s): error: "
                  "%s; ending all ranks\n",
-                 comm.rank(), r.pipeline(), r.stage(), r.node().c_str(),
-                 e.what());
+                 comm.rank(), r.pipeline(), r.stage(),
+                 printable(r.node()).c_str(), printable(e.what()).c_str());
     std::fflush(stderr);
     comm.abort(1);
   }

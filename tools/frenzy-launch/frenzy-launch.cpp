@@ -65,32 +65,6 @@ void printProfile(const Executor &ex, double totalSeconds) {
                 t.second, 100.0 * t.first / totalSeconds);
 }
 
-/// A one-rank step as traced phases: runs of the program's instructions
-/// named as a pipeline stage's actions are ("forward mb 0", "backward mb 0",
-/// "optimizer"), so its trace reads like a one-stage pipeline's.
-struct Phase {
-  std::string name;
-  const char *cat;
-  std::vector<int32_t> instrs;
-};
-
-std::vector<Phase> tracedPhases(const plan::Program &prog) {
-  std::vector<Phase> phases;
-  bool backward = false;
-  for (int32_t i = 0; i < prog.instrs_size(); ++i) {
-    const plan::Instr &in = prog.instrs(i);
-    backward |= in.backward();
-    bool update = plan::opClassOf(in.op()) == plan::kOptimizer;
-    std::string name = update     ? "optimizer"
-                       : backward ? "backward mb 0"
-                                  : "forward mb 0";
-    if (phases.empty() || phases.back().name != name)
-      phases.push_back({name, update ? "optimizer" : "compute", {}});
-    phases.back().instrs.push_back(i);
-  }
-  return phases;
-}
-
 } // namespace
 
 int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
@@ -128,11 +102,11 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
                 first - 1);
   std::string tracePath = usableTracePath(o);
   std::unique_ptr<Trace> trace;
-  std::vector<Phase> phases;
+  std::vector<plan::Phase> phases;
   if (!tracePath.empty()) {
     trace = std::make_unique<Trace>(0);
     ex.setClassTimes(trace->classSeconds());
-    phases = tracedPhases(ex.program());
+    phases = plan::oneRankPhases(ex.program());
   }
   double totalSeconds = 0;
   for (int64_t step = first; step <= o.steps; ++step) {
@@ -140,16 +114,19 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
       tokens.fill(*data, step, tokens.rows(), 0);
     auto t0 = std::chrono::steady_clock::now();
     if (trace) {
-      double stepStart = trace->now();
+      double stepStart = trace->now(), cpuStart = Trace::cpuNow();
       ex.beginStep(step, o.seed);
-      for (const Phase &ph : phases) {
-        double start = trace->now();
+      for (const plan::Phase &ph : phases) {
+        double start = trace->now(), cpu0 = Trace::cpuNow();
         ex.run(ph.instrs);
+        auto args = trace->takeClassArgs();
+        args.emplace_back("cpu_us", Trace::cpuNow() - cpu0);
         trace->slice(plan::kComputeThread, ph.name, ph.cat, start,
-                     trace->takeClassArgs());
+                     std::move(args));
       }
       trace->slice(plan::kComputeThread, "step", "step", stepStart,
-                   {{"step", double(step)}});
+                   {{"step", double(step)},
+                    {"cpu_us", Trace::cpuNow() - cpuStart}});
     } else {
       ex.runStep(step, o.seed);
     }
@@ -199,16 +176,21 @@ int main(int argc, char **argv) {
   try {
     Options o = parseArgs(argc, argv);
     plan::Plan p = readPlan(o.plan);
-    if (p.ranks_size() > 1 || !o.hostfile.empty())
+    // A partitioned plan (stages, micro-batches: frenzy-opt --global-batch,
+    // even on one device) runs its stage schedule; only a plain one-program
+    // plan runs here directly.
+    if (p.ranks_size() > 1 || p.stages_size() > 0 || !o.hostfile.empty())
       return runMultiRank(o, p, argc, argv);
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "frenzy-launch: error: %s\n", e.what());
+    std::fprintf(stderr, "frenzy-launch: error: %s\n",
+                 printable(e.what()).c_str());
     return 1;
   } catch (const std::exception &e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "frenzy-launch: error: %s\n", e.what());
+    std::fprintf(stderr, "frenzy-launch: error: %s\n",
+                 printable(e.what()).c_str());
     return 1;
   }
 }

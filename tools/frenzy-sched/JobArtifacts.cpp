@@ -11,6 +11,7 @@
 #include "frenzy/Scheduler/Sbatch.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
@@ -35,30 +36,67 @@ static std::unique_ptr<llvm::raw_fd_ostream> create(const std::string &path) {
   return os;
 }
 
-static void writeJobCluster(const JobResult &r, const SchedCluster &c,
-                            llvm::raw_ostream &os) {
+/// Shortest exact-enough form of a figure for YAML ("100", "12.5").
+static std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+static void writeJobCluster(const std::string &name, const Placement &placement,
+                            const SchedCluster &c, llvm::raw_ostream &os) {
   const ClusterSpec &spec = c.spec();
-  os << "# The GPUs frenzy-sched gave job '" << r.name << "'.\n";
-  os << "name: " << r.name << "\nnodes:\n";
-  for (const NodeGrant &g : r.placement) {
+  os << "# The GPUs frenzy-sched gave job '" << name << "'.\n";
+  os << "name: " << name << "\nnodes:\n";
+  for (const NodeGrant &g : placement) {
     const ClusterNode &n = spec.nodes[g.node];
     os << "  - {name: " << n.name << ", gpu: " << n.gpu
        << ", count: " << g.count << ", link: " << n.link;
     if (n.linkGBs > 0)
-      os << ", link_bandwidth_gbs: " << n.linkGBs;
+      os << ", link_bandwidth_gbs: " << num(n.linkGBs);
     os << "}\n";
   }
-  os << "network: {bandwidth_gbps: " << spec.network.bandwidthGbps
-     << ", latency_us: " << spec.network.latencyUs << "}\n";
+  os << llvm::formatv("network: {bandwidth_gbps: {0}, latency_us: {1}}\n",
+                      num(spec.network.bandwidthGbps),
+                      num(spec.network.latencyUs));
   if (!spec.gpuTypes.empty()) {
     os << "gpu_types:\n";
     for (const GpuType &g : spec.gpuTypes)
       os << "  - {name: " << g.name
-         << ", memory_gib: " << double(g.memoryBytes) / double(1ll << 30)
-         << ", tflops: " << g.tensorTflops
-         << ", bandwidth_gbs: " << g.memoryGBs
+         << ", memory_gib: " << num(double(g.memoryBytes) / double(1ll << 30))
+         << ", tflops: " << num(g.tensorTflops)
+         << ", bandwidth_gbs: " << num(g.memoryGBs)
          << ", bf16: " << (g.bf16 ? "true" : "false") << "}\n";
   }
+}
+
+int frenzy::sched::makeJobPlan(const JobSpec &spec, const Placement &p,
+                                const SchedCluster &c,
+                                const std::string &frenzyOpt,
+                                const std::string &base) {
+  std::string clusterPath = base + ".cluster.yaml", plan = base + ".plan.bin";
+  {
+    auto os = create(clusterPath);
+    if (!os)
+      return 1;
+    writeJobCluster(spec.name, p, c, *os);
+  }
+  std::string gb = "--global-batch=" + std::to_string(spec.globalBatch);
+  // A one-GPU plan runs the whole batch in one step (multi-GPU plans bind
+  // the micro-batch themselves).
+  std::string b = "--batch=" + std::to_string(spec.globalBatch);
+  std::string seq = "--seq=" + std::to_string(spec.seq);
+  std::string cl = "--cluster=" + clusterPath;
+  llvm::SmallVector<llvm::StringRef> args = {frenzyOpt, spec.onnx, cl, gb, b,
+                                             seq,       "-o",      plan};
+  std::string err;
+  int rc = llvm::sys::ExecuteAndWait(frenzyOpt, args, std::nullopt, {}, 0, 0,
+                                     &err);
+  if (rc != 0)
+    return fail("job '" + spec.name + "': " + frenzyOpt + " failed (exit " +
+                llvm::Twine(rc) + (err.empty() ? "" : ": ") + err +
+                ") making " + plan);
+  return 0;
 }
 
 int frenzy::sched::writeJobArtifacts(const SimResult &r,
@@ -67,6 +105,15 @@ int frenzy::sched::writeJobArtifacts(const SimResult &r,
                                      const ArtifactOptions &o) {
   if (std::error_code ec = llvm::sys::fs::create_directories(o.dir))
     return fail(o.dir + ": cannot create directory: " + ec.message());
+  // Check every name first: a refusal must not leave half the jobs written.
+  for (const JobResult &jr : r.jobs)
+    for (const char *ext : {".sbatch", ".cluster.yaml", ".plan.bin"}) {
+      llvm::SmallString<256> path(o.dir);
+      llvm::sys::path::append(path, jr.name + ext);
+      if (!jr.placement.empty() && llvm::sys::fs::exists(path))
+        return fail(path + ": exists; frenzy-sched never overwrites (choose "
+                           "an empty --out-dir)");
+    }
   for (const JobResult &jr : r.jobs) {
     if (jr.placement.empty())
       continue;
@@ -77,28 +124,16 @@ int frenzy::sched::writeJobArtifacts(const SimResult &r,
     llvm::SmallString<256> base(o.dir);
     llvm::sys::path::append(base, jr.name);
     std::string plan = (base + ".plan.bin").str();
+    std::string clusterPath = (base + ".cluster.yaml").str();
     if (!o.frenzyOpt.empty() && !spec->onnx.empty()) {
-      std::string clusterPath = (base + ".cluster.yaml").str();
-      {
-        auto os = create(clusterPath);
-        if (!os)
-          return 1;
-        writeJobCluster(jr, c, *os);
-      }
-      if (llvm::sys::fs::exists(plan))
-        return fail(plan + ": exists; choose an empty --out-dir");
-      std::string gb = "--global-batch=" + std::to_string(spec->globalBatch);
-      std::string seq = "--seq=" + std::to_string(spec->seq);
-      std::string cl = "--cluster=" + clusterPath;
-      llvm::SmallVector<llvm::StringRef> args = {
-          o.frenzyOpt, spec->onnx, cl, gb, seq, "-o", plan};
-      std::string err;
-      int rc = llvm::sys::ExecuteAndWait(o.frenzyOpt, args, std::nullopt, {},
-                                         0, 0, &err);
-      if (rc != 0)
-        return fail("job '" + jr.name + "': " + o.frenzyOpt +
-                    " failed (exit " + llvm::Twine(rc) + (err.empty() ? "" : ": ") +
-                    err + ") making " + plan);
+      if (int rc = makeJobPlan(*spec, jr.placement, c, o.frenzyOpt,
+                               base.str().str()))
+        return rc;
+    } else {
+      auto os = create(clusterPath);
+      if (!os)
+        return 1;
+      writeJobCluster(jr.name, jr.placement, c, *os);
     }
     SbatchJob sj;
     sj.name = jr.name;
@@ -107,6 +142,13 @@ int frenzy::sched::writeJobArtifacts(const SimResult &r,
     sj.steps = spec->steps;
     sj.plan = plan;
     sj.checkpointDir = (base + ".ckpt").str();
+    if (spec->onnx.empty())
+      sj.note = "no ONNX model was given: make the plan with frenzy-opt "
+                "MODEL.onnx --cluster=" + clusterPath + " -o " + plan;
+    else if (o.frenzyOpt.empty())
+      sj.note = "make the plan with frenzy-opt " + spec->onnx +
+                " --cluster=" + clusterPath + " -o " + plan +
+                " (or run frenzy-sched with --frenzy-opt)";
     auto os = create((base + ".sbatch").str());
     if (!os)
       return 1;

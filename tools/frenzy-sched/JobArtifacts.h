@@ -18,6 +18,11 @@ struct ArtifactOptions {
 int writeJobArtifacts(const SimResult &r, const std::vector<JobSpec> &jobs,
                       const SchedCluster &c, const ArtifactOptions &o);
 
+/// BASE.cluster.yaml (the job's GPUs) and BASE.plan.bin from frenzy-opt run
+/// as a process. Returns 0 or prints one error and returns 1.
+int makeJobPlan(const JobSpec &spec, const Placement &p, const SchedCluster &c,
+                const std::string &frenzyOpt, const std::string &base);
+
 } // namespace frenzy::sched
 
 #endif

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "JobArtifacts.h"
+#include "LiveRun.h"
 
 #include "frenzy/Scheduler/Metrics.h"
 #include "frenzy/Scheduler/Options.h"
@@ -73,6 +74,24 @@ static cl::opt<std::string>
                        "this frenzy-opt"),
               cl::init(""));
 
+static cl::opt<bool>
+    live("live", cl::desc("run the queue for real: each placed job as a "
+                          "frenzy-launch process (CPU-rank clusters); needs "
+                          "--out-dir, --frenzy-opt and --frenzy-launch"),
+         cl::init(false));
+static cl::opt<std::string> frenzyLaunch("frenzy-launch",
+                                         cl::desc("with --live: the runtime"),
+                                         cl::init(""));
+static cl::opt<std::string>
+    liveData("live-data",
+             cl::desc("with --live: token file for frenzy-launch --data "
+                      "(multi-rank plans need one)"),
+             cl::init(""));
+static cl::opt<double> liveLimit("live-limit",
+                                 cl::desc("with --live: seconds for the whole "
+                                          "queue before its jobs are killed"),
+                                 cl::init(600));
+
 static int fail(const llvm::Twine &msg) {
   llvm::errs() << "frenzy-sched: error: " << msg << "\n";
   return 1;
@@ -127,6 +146,13 @@ int main(int argc, char **argv) {
   else
     return fail("unknown --policy '" + policyName + "'; valid: " +
                 policyNames() + ", all");
+  if (live && (policies.size() != 1 || reallocate ||
+               (policyName != "fifo" && policyName != "frenzy")))
+    return fail("--live runs one event-driven policy without moving jobs: "
+                "--policy=fifo or --policy=frenzy, without --realloc");
+  if (live && (outDir.empty() || frenzyOpt.empty() || frenzyLaunch.empty()))
+    return fail("--live needs --out-dir=DIR, --frenzy-opt=PATH and "
+                "--frenzy-launch=PATH");
   if (!frenzyOpt.empty() && outDir.empty())
     return fail("--frenzy-opt needs --out-dir=DIR (where plans go)");
 
@@ -190,6 +216,18 @@ int main(int argc, char **argv) {
 
   SimConfig config;
   config.restartSeconds = restartCost;
+  if (live) {
+    for (const JobSpec &j : accepted)
+      if (j.onnx.empty())
+        return fail(j.where + ": job '" + j.name + "': --live runs ONNX jobs "
+                    "only (it needs a model to compile and run)");
+    std::unique_ptr<Policy> policy = makePolicy(policyName);
+    auto predicted = simulate(*cluster, sim, *policy, config);
+    if (!predicted)
+      return fail(llvm::toString(predicted.takeError()));
+    return runLive(sim, *cluster, *makePolicy(policyName), *predicted,
+                   {outDir, frenzyOpt, frenzyLaunch, liveLimit, liveData});
+  }
   for (const std::string &p : policies) {
     std::unique_ptr<Policy> policy = makePolicy(p, reallocate);
     auto result = simulate(*cluster, sim, *policy, config);

@@ -81,8 +81,9 @@ class MoveAt100 : public Policy {
 public:
   const char *name() const override { return "move-at-100"; }
   void schedule(SimContext &ctx) override {
-    if (ctx.now == 100)
+    if (ctx.now == 100) {
       EXPECT_TRUE(ctx.move(0, (*ctx.jobs()[0].options)[1], Fit::BestFit));
+    }
     for (int j : ctx.active())
       if (ctx.jobs()[j].state == SimJob::State::Waiting)
         ctx.start(j, (*ctx.jobs()[j].options)[0], Fit::BestFit);

@@ -48,10 +48,22 @@ struct DeviceProfile {
   double opOverhead = 0;         // seconds per kernel
   double copyBandwidth = 10e9;   // host memcpy of a sent tensor, bytes/s
   std::map<std::string, LinkProfile> links; // shm, nvlink, pcie, network
+  /// Bytes/s of memory-bound kernels by plan op name, measured inside a
+  /// reference step (frenzy-calibrate --plan); others use `memory`.
+  std::map<std::string, std::vector<RatePoint>> kernelRates;
   bool calibrated = false;       // false: datasheet defaults
+  /// CPU ranks share the machine's cores: more ranks on a node than cores
+  /// run (and spin in MPI waits) in turns. 0: one device per rank (GPUs).
+  int cores = 0;
 
   /// Seconds of one kernel doing `flops` and moving `bytes`.
   double kernelSeconds(KernelKind kind, double flops, double bytes) const;
+  /// The same for a plan kernel by name (its own rate when measured).
+  double kernelSeconds(const std::string &op, KernelKind kind, double flops,
+                       double bytes) const;
+  /// The fastest contraction rate measured (flop/s): the device's peak as
+  /// reports state it.
+  double peakFlops() const;
   /// The link of this kind, else "shm", else the first one, else null.
   const LinkProfile *link(const std::string &kind) const;
 

@@ -7,6 +7,8 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace frenzy {
 
@@ -17,7 +19,14 @@ struct OnnxImportOptions {
   std::optional<int64_t> seq;
   /// Bind symbolic dims by name (--dim=NAME=VALUE); wins over batch/seq.
   llvm::StringMap<int64_t> dims;
+  /// Glob patterns of weights to keep fixed (--frozen) or to train although
+  /// the graph reads them as a position table (--trainable).
+  std::vector<std::string> frozen, trainable;
 };
+
+/// The attribute of a non-trainable frenzy.param that says why it is a
+/// buffer (how the graph uses it, or --frozen).
+constexpr llvm::StringLiteral kBufferReasonAttr = "frenzy.buffer";
 
 /// Imports a binary `.onnx` or text `.onnxtext` model into a module holding
 /// one `func.func @forward` with static shapes everywhere. Weight bytes are

@@ -17,9 +17,16 @@ namespace frenzy {
 /// diagnostic on an attribute or type the runtime cannot represent.
 mlir::LogicalResult lowerProgram(mlir::ModuleOp module, plan::Program &out);
 
-/// Builds the whole single-device plan: model identity, precision,
-/// optimizer, devices and program.
-mlir::LogicalResult buildPlan(mlir::ModuleOp module, llvm::StringRef modelPath,
+/// Builds the whole plan from what the IR says: model identity, precision,
+/// optimizer and `module`'s program; `more` are the same step split for the
+/// partition's other TP degrees (Plan.more_programs). When `module` records
+/// a partition (frenzy.partition and frenzy.schedule, PartitionAttrs.h) the
+/// plan gets its ranks, stages, groups and per-rank streams; otherwise one
+/// device per GPU of the cluster. Fails with a diagnostic on a record that
+/// does not fit the cluster.
+mlir::LogicalResult buildPlan(mlir::ModuleOp module,
+                              llvm::ArrayRef<mlir::ModuleOp> more,
+                              llvm::StringRef modelPath,
                               llvm::StringRef clusterPath,
                               const ClusterSpec &cluster, plan::Plan &out);
 

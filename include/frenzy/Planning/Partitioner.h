@@ -31,6 +31,11 @@ struct PartitionOptions {
   bool gpipe = false;
 };
 
+/// Sets recompute and fullRecompute from a --recompute value: auto
+/// (selective, full where only it fits), none, selective or full (every
+/// stage); false for anything else.
+bool setRecompute(PartitionOptions &o, llvm::StringRef mode);
+
 struct Alternative {
   std::string description;
   double stepSeconds = 0; // 0 when infeasible

@@ -24,6 +24,7 @@ struct SbatchJob {
   int64_t steps = 0;
   std::string plan;            // plan.bin path for frenzy-launch
   std::string checkpointDir;
+  std::string note; // a comment line, e.g. how to make a missing plan
 };
 
 /// "A100-80G" -> "a100_80g": Slurm gres type names are plain identifiers.

@@ -71,6 +71,11 @@ public:
   /// be placed the job keeps its GPUs and option and false is returned.
   bool move(int job, const JobOption &o, Fit fit);
 
+  /// For drivers other than the simulator (live mode): a job arrives; a
+  /// running job's process ended (its GPUs are released).
+  void admit(int job);
+  void finish(int job);
+
 private:
   friend class Simulator;
   SchedCluster &clusterRef;
@@ -110,6 +115,10 @@ struct SimResult {
   double busyGpuSeconds = 0;
   int64_t totalGpus = 0;
 };
+
+/// Resets the jobs' progress and bookkeeping; returns their indices in
+/// arrival order (stable). Every driver (simulator, live run) starts so.
+std::vector<int> prepareJobs(std::vector<SimJob> &jobs, const SchedCluster &c);
 
 /// Runs the jobs (their options already looked up) to completion. Errors:
 /// a job that can never be placed (the queue would never drain).

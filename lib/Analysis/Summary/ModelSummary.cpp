@@ -2,6 +2,7 @@
 #include "frenzy/Analysis/Summary/ModelSummary.h"
 
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
+#include "frenzy/Import/OnnxImporter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Format.h"
 
@@ -52,6 +53,9 @@ ModelSummary summarize(ModuleOp module) {
       } else {
         s.bufferElements += type.getNumElements();
         s.bufferTensors++;
+        auto why = p->getAttrOfType<StringAttr>(kBufferReasonAttr);
+        s.buffers.push_back(
+            {p.getName().str(), why ? why.str() : "not marked trainable"});
       }
       return;
     }
@@ -85,6 +89,8 @@ void printSummary(const ModelSummary &s, llvm::raw_ostream &os) {
      << llvm::format("%.1f", s.parameterBytes / 1048576.0) << " MiB)\n";
   os << "buffers:     " << withThousands(s.bufferElements) << " in "
      << s.bufferTensors << " tensors (not trained)\n";
+  for (const auto &[name, why] : s.buffers)
+    os << "  " << name << ": " << why << "\n";
   if (s.tokensPerStep > 0)
     os << "FLOPs/token: " << withThousands(s.forwardFlops / s.tokensPerStep)
        << " forward (" << withThousands(s.forwardFlops) << " per step of "

@@ -51,7 +51,7 @@ private:
   LogicalResult visit(Operation *op);
   LogicalResult matmul(MatMulOp op);
   LogicalResult elementwise(Operation *op);
-  LogicalResult retype();
+  LogicalResult retype(func::FuncOp func);
   InFlightDiagnostic fail(Operation *op, const Twine &what) {
     return op->emitError("tensor parallelism (degree ") << T << "): " << what;
   }
@@ -255,8 +255,10 @@ RankedTensorType localType(Type t, int64_t dim, int64_t parts) {
   return RankedTensorType::get(shape, r.getElementType());
 }
 
-LogicalResult Rewriter::retype() {
-  for (auto &[op, s] : shards) {
+LogicalResult Rewriter::retype(func::FuncOp func) {
+  // In program order, not the maps' pointer order: when several tensors do
+  // not split, the same one is reported on every run.
+  auto retypeParam = [&](Operation *op, const Split &s) -> LogicalResult {
     auto p = cast<ParamOp>(op);
     auto t = cast<RankedTensorType>(p.getType());
     if (t.getDimSize(s.dim) % (T * s.blocks))
@@ -270,16 +272,37 @@ LogicalResult Rewriter::retype() {
       if (auto tr = dyn_cast<TransposeOp>(user))
         tr.getResult().setType(localType(
             tr.getType(), s.dim == 0 ? 1 : 0, T));
-  }
-  for (auto &[v, s] : split) {
+    return success();
+  };
+  auto retypeValue = [&](Value v) -> LogicalResult {
+    auto it = split.find(v);
+    if (it == split.end())
+      return success();
     auto t = cast<RankedTensorType>(v.getType());
-    if (t.getDimSize(s.dim) % T)
-      return fail(v.getDefiningOp(), "dim " + Twine(s.dim) + " of size " +
-                                         Twine(t.getDimSize(s.dim)) +
+    if (t.getDimSize(it->second.dim) % T)
+      return fail(v.getDefiningOp(), "dim " + Twine(it->second.dim) +
+                                         " of size " +
+                                         Twine(t.getDimSize(it->second.dim)) +
                                          " does not split " + Twine(T) +
                                          " ways");
-    v.setType(localType(t, s.dim, T));
-  }
+    v.setType(localType(t, it->second.dim, T));
+    return success();
+  };
+  for (BlockArgument a : func.getArguments())
+    if (failed(retypeValue(a)))
+      return failure();
+  // Params first (their Transpose users are retyped with them), then the
+  // split activations, each in program order.
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops)
+    if (auto it = shards.find(op); it != shards.end())
+      if (failed(retypeParam(op, it->second)))
+        return failure();
+  for (Operation *op : ops)
+    for (Value r : op->getResults())
+      if (failed(retypeValue(r)))
+        return failure();
   return success();
 }
 
@@ -291,7 +314,7 @@ LogicalResult Rewriter::run(func::FuncOp func) {
     if (failed(visit(&op)))
       return failure();
   }
-  return retype();
+  return retype(func);
 }
 
 struct FrenzyTensorParallelPass

@@ -126,8 +126,18 @@ void frenzy::recordPartition(ModuleOp module, const RecordedPartition &rec,
                             .add("stages", ArrayAttr::get(ctx, stages))
                             .get());
   }
+  // Unused GPUs and why: the report explains every one.
+  SmallVector<Attribute> idle;
+  for (const IdleGpus &i : pp.idle)
+    idle.push_back(Dict(ctx)
+                       .i64("node", i.node)
+                       .ints("devices", i.devices)
+                       .str("why", i.why)
+                       .get());
   const PartitionOptions &o = rec.options;
   Dict top(ctx);
+  if (o.fullRecompute)
+    top.i64("full_recompute", o.fullRecompute);
   if (pp.gpipe)
     top.flag("gpipe", true);
   if (!pp.scheduleNote.empty())
@@ -146,6 +156,7 @@ void frenzy::recordPartition(ModuleOp module, const RecordedPartition &rec,
                       .f64("optimizer_seconds", pp.optimizerSeconds)
                       .str("description", pp.description)
                       .add("pipelines", ArrayAttr::get(ctx, pipelines))
+                      .add("idle", ArrayAttr::get(ctx, idle))
                       .get());
 
   // Per block, its stage and TP degree in every pipeline. Blocks are few
@@ -195,6 +206,8 @@ frenzy::readPartition(ModuleOp module) {
     rec.options.recompute = *rc;
   else if (r.ok)
     r.fail("", "recompute", "must be none, selective or full");
+  if (auto f = top ? top.getAs<IntegerAttr>("full_recompute") : IntegerAttr())
+    rec.options.fullRecompute = int(f.getInt());
   pp.microBatch = r.i64(top, "", "micro_batch");
   pp.fixedShares = r.flag(top, "", "fixed_shares");
   pp.pipelineSeconds = r.f64(top, "", "pipeline_seconds");
@@ -238,6 +251,16 @@ frenzy::readPartition(ModuleOp module) {
     }
     if (r.ok && pipe.stages.empty())
       r.fail(where, "stages", "is empty");
+  }
+  ArrayAttr idle = r.array(top, "", "idle");
+  for (size_t i = 0; idle && i < idle.size(); ++i) {
+    std::string where = "idle[" + std::to_string(i) + "]";
+    auto d = dyn_cast<DictionaryAttr>(idle[i]);
+    IdleGpus &g = pp.idle.emplace_back();
+    g.node = int(r.i64(d, where, "node"));
+    ArrayRef<int64_t> devices = r.ints(d, where, "devices");
+    g.devices.assign(devices.begin(), devices.end());
+    g.why = r.str(d, where, "why");
   }
   if (!r.ok)
     return failure();

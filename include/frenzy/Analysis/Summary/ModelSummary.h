@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace frenzy {
 
@@ -22,6 +23,8 @@ struct ModelSummary {
   int64_t numBlocks = 0;
   int64_t trainableParams = 0, trainableTensors = 0;
   int64_t bufferElements = 0, bufferTensors = 0;
+  /// Each buffer's name and why it is not trained, in module order.
+  std::vector<std::pair<std::string, std::string>> buffers;
   int64_t parameterBytes = 0;
   int64_t tokensPerStep = 0; // batch * seq of the bound shapes
   int64_t forwardFlops = 0;

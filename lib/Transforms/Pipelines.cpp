@@ -1,0 +1,82 @@
+//===- Pipelines.cpp - Frenzy's named pass pipelines ----------------------===//
+//
+// The driver and `--pass-pipeline` users build the same pass lists from
+// here, so what frenzy-opt does to a model can be replayed on .mlir input.
+//
+//===----------------------------------------------------------------------===//
+#include "frenzy/Dialect/Frenzy/Transforms/Pipelines.h"
+
+#include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace frenzy;
+
+template <typename Self>
+static void addTraining(OpPassManager &pm, const TrainingOptionsBase<Self> &o,
+                        int64_t tpDegree) {
+  if (tpDegree > 1) {
+    FrenzyTensorParallelOptions tp;
+    tp.degree = tpDegree;
+    pm.addPass(createFrenzyTensorParallel(tp));
+  }
+  if (o.inference) {
+    pm.addPass(createFrenzyEvalMode());
+    return;
+  }
+  FrenzyAutodiffOptions ad;
+  ad.loss = o.loss;
+  pm.addPass(createFrenzyAutodiff(ad));
+  if (o.optimizer != "none") {
+    FrenzyOptimizerOptions opt;
+    opt.kind = o.optimizer;
+    opt.lr = o.lr;
+    opt.minLr = o.minLr;
+    opt.warmupSteps = o.warmupSteps;
+    opt.totalSteps = o.totalSteps;
+    opt.weightDecay = o.weightDecay;
+    opt.clipNorm = o.clipNorm;
+    opt.momentum = o.momentum;
+    pm.addPass(createFrenzyOptimizer(opt));
+  }
+  FrenzyPrecisionOptions prec;
+  prec.policy = o.precision;
+  pm.addPass(createFrenzyPrecision(prec));
+}
+
+void frenzy::buildTrainingPipeline(OpPassManager &pm,
+                                   const TrainingPipelineOptions &o) {
+  addTraining(pm, o, o.tpDegree);
+}
+
+void frenzy::buildPlanPipeline(OpPassManager &pm,
+                               const PlanPipelineOptions &o) {
+  // The partition is searched on the unsplit step: TP is its decision.
+  addTraining(pm, o, 1);
+  FrenzyPartitionOptions part;
+  part.cluster = o.cluster;
+  part.globalBatch = o.globalBatch;
+  part.seq = o.seq;
+  part.recompute = o.recompute;
+  part.schedule = o.schedule;
+  part.layout = o.layout;
+  part.explain = o.explain;
+  pm.addPass(createFrenzyPartition(part));
+  FrenzyPipelineScheduleOptions sched;
+  sched.kind = o.schedule;
+  pm.addPass(createFrenzyPipelineSchedule(sched));
+}
+
+void frenzy::registerFrenzyPipelines() {
+  PassPipelineRegistration<TrainingPipelineOptions>(
+      "frenzy-training",
+      "The training step: [tensor-parallel], autodiff, optimizer, precision",
+      buildTrainingPipeline);
+  PassPipelineRegistration<PlanPipelineOptions>(
+      "frenzy-plan",
+      "The training step at batch 1, partitioned over a cluster and "
+      "scheduled (frenzy-training, frenzy-partition, "
+      "frenzy-pipeline-schedule)",
+      buildPlanPipeline);
+}

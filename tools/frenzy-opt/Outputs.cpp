@@ -1,0 +1,178 @@
+//===- Outputs.cpp - what frenzy-opt prints and writes for a model --------===//
+//
+// Everything here reads what the passes recorded in the IR (the partition,
+// the schedule) or the models built from it; nothing decides anything.
+//
+//===----------------------------------------------------------------------===//
+#include "Outputs.h"
+
+#include "DriverOptions.h"
+
+#include "frenzy/Dialect/Frenzy/IR/Precision.h"
+#include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
+#include "frenzy/Plan/PlanWriter.h"
+#include "frenzy/Planning/ResourcePrediction.h"
+#include "frenzy/Planning/TimelineSimulation.h"
+#include "plan.pb.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+namespace frenzy::driver {
+
+/// "file: node 'name'" for a location, without the 0:0 of whole-file errors.
+static std::string describe(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    std::string inner = describe(name.getChildLoc());
+    return (inner.empty() ? "" : inner + ": ") + "node '" +
+           name.getName().str() + "'";
+  }
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    std::string s = file.getFilename().str();
+    if (file.getLine())
+      s += ":" + std::to_string(file.getLine()) + ":" +
+           std::to_string(file.getColumn());
+    return s;
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    if (!fused.getLocations().empty())
+      return describe(fused.getLocations().front());
+  return "";
+}
+
+void printDiagnosticsPlainly(MLIRContext &context) {
+  context.getDiagEngine().registerHandler([](Diagnostic &diag) {
+    auto &os = llvm::errs();
+    std::string where = describe(diag.getLocation());
+    if (!where.empty())
+      os << where << ": ";
+    os << (diag.getSeverity() == DiagnosticSeverity::Error     ? "error: "
+           : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning: "
+                                                               : "note: ")
+       << diag.str() << "\n";
+    return success();
+  });
+}
+
+/// --predict-resources: the memory model of the training step against every
+/// GPU type of the cluster.
+int predict(ModuleOp module, const ClusterSpec &cluster,
+            llvm::StringRef input) {
+  auto model = MemoryModel::build(module, std::nullopt);
+  if (failed(model))
+    return 1;
+  PredictOptions po;
+  po.globalBatch = predictGlobalBatch();
+  auto pred = frenzy::predictResources(*model, cluster, po);
+  if (!pred) {
+    llvm::errs() << "frenzy-opt: error: " << clusterFile << ": "
+                 << llvm::toString(pred.takeError()) << "\n";
+    return 1;
+  }
+  if (emitJson)
+    printPredictionJson(*pred, *model, po, llvm::outs());
+  else {
+    llvm::outs() << input << ": ";
+    printPrediction(*pred, *model, po, llvm::outs());
+  }
+  llvm::outs().flush();
+  // Nothing fits anywhere: say by how much.
+  const TypePrediction *largest = nullptr;
+  int64_t need = INT64_MAX;
+  for (const TypePrediction &p : *pred) {
+    if (p.minGpus)
+      return 0;
+    need = std::min(need, p.smallestNeed);
+    if (!largest || p.gpu.memoryBytes > largest->gpu.memoryBytes)
+      largest = &p;
+  }
+  llvm::errs() << "frenzy-opt: error: the model does not fit on any GPU type "
+                  "of the cluster even at full parallelism: the smallest "
+                  "per-GPU need found is "
+               << llvm::formatv("{0:f1}", double(need) / double(1ll << 30))
+               << " GiB, the largest GPU (" << largest->gpu.name << ") has "
+               << llvm::formatv("{0:f1}", double(largest->gpu.memoryBytes) /
+                                              double(1ll << 30))
+               << " GiB; add GPUs, use a smaller global batch or sequence\n";
+  return 1;
+}
+
+int printPartition(ModuleOp module, const ClusterSpec &cluster) {
+  auto rec = readPartition(module);
+  if (failed(rec) || !*rec)
+    return 1;
+  // The report's tokens/s and MFU need the step's FLOPs: the cost model of
+  // the same module the partition was made on (at the module's precision,
+  // as the pass built it; the memory model is not needed again).
+  auto cost = CostModel::build(module, getPrecision(module));
+  if (failed(cost))
+    return 1;
+  const PartitionPlan &plan = (*rec)->plan;
+  const PartitionOptions &po = (*rec)->options;
+  if (emitKind == "json") {
+    printPlanJson(plan, cluster, *cost, po, llvm::outs());
+    return 0;
+  }
+  printPlanReport(plan, cluster, *cost, po, llvm::outs());
+  if (explainPlan) {
+    std::vector<Alternative> alternatives = readAlternatives(module);
+    llvm::outs() << "alternatives considered (" << alternatives.size()
+                 << "), fastest first:\n";
+    size_t shown = 0;
+    for (const Alternative &a : alternatives) {
+      if (++shown > 25)
+        break;
+      llvm::outs() << llvm::formatv("  {0,8:f1} ms  {1}  [{2}]\n",
+                                    a.stepSeconds * 1e3, a.description, a.why);
+    }
+  }
+  return 0;
+}
+
+/// --emit=trace: the plan's predicted timeline instead of plan.bin.
+static int writeTrace(const plan::Plan &plan, const ClusterSpec &cluster,
+                      llvm::StringRef output) {
+  PredictedTimeline t = simulateTimeline(plan, cluster);
+  std::string error;
+  auto out = openOutputFile(output, &error);
+  if (!out) {
+    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+    return 1;
+  }
+  writePredictedTrace(plan, t, out->os());
+  out->keep();
+  llvm::errs() << llvm::formatv("frenzy-opt: predicted timeline of {0} "
+                                "rank(s), step {1:f2} ms, written to {2}\n",
+                                t.rankSeconds.size(), t.stepSeconds * 1e3,
+                                output);
+  return 0;
+}
+
+int writePlan(ModuleOp module, ArrayRef<ModuleOp> more, StringRef input,
+              const ClusterSpec &cluster, StringRef output) {
+  plan::Plan plan;
+  if (failed(buildPlan(module, more, input, clusterFile, cluster, plan)))
+    return 1;
+  if (emitKind == "trace")
+    return writeTrace(plan, cluster, output);
+  if (llvm::Error e = writePlanFile(plan, output)) {
+    llvm::errs() << "frenzy-opt: error: " << llvm::toString(std::move(e))
+                 << "\n";
+    return 1;
+  }
+  llvm::errs() << "frenzy-opt: wrote " << output << " ("
+               << plan.program().instrs_size() << " instructions, "
+               << plan.program().params_size() << " parameters, "
+               << plan.program().tensors_size() << " tensors";
+  if (plan.stages_size())
+    llvm::errs() << ", " << plan.ranks_size() << " ranks in "
+                 << plan.stages_size() << " stages";
+  llvm::errs() << ")\n";
+  return 0;
+}
+
+} // namespace frenzy::driver

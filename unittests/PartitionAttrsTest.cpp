@@ -1,0 +1,227 @@
+//===- PartitionAttrsTest.cpp - the partition as IR attributes ------------===//
+//
+// What frenzy-partition records must read back exactly (the plan writer
+// trusts it), survive printing and parsing, stamp every block op with its
+// stage per pipeline, and a damaged record must be refused with a
+// diagnostic naming the field instead of reaching the writer.
+//
+//===----------------------------------------------------------------------===//
+#include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
+#include "frenzy/InitAll.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace frenzy;
+
+namespace {
+
+const char *kModule = R"mlir(
+module {
+  func.func @forward(%a: tensor<2xf32>) -> tensor<2xf32> {
+    %0 = "frenzy.add"(%a, %a) {frenzy.block = #frenzy.block<embed>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %1 = "frenzy.add"(%0, %0) {frenzy.block = #frenzy.block<0>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %2 = "frenzy.add"(%1, %1) {frenzy.block = #frenzy.block<1>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    %3 = "frenzy.add"(%2, %2) {frenzy.block = #frenzy.block<head>} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    return %3 : tensor<2xf32>
+  }
+}
+)mlir";
+
+/// Two pipelines: (embed + layer 0 on one GPU, layer 1 + head on two) and
+/// everything on one GPU; one GPU idle.
+RecordedPartition samplePartition() {
+  RecordedPartition rec;
+  rec.clusterPath = "c.yaml";
+  rec.options.globalBatch = 12;
+  rec.options.seq = 256;
+  rec.options.recompute = Recompute::Full;
+  PartitionPlan &pp = rec.plan;
+  pp.microBatch = 2;
+  pp.pipelineSeconds = 0.1;
+  pp.allReduceSeconds = 1.0 / 3;
+  pp.optimizerSeconds = 2e-5;
+  pp.description = "test";
+  Pipeline a;
+  a.microBatches = 4;
+  a.stageSeconds = 0.0125;
+  Stage s0;
+  s0.devices = {0};
+  s0.firstLayer = s0.lastLayer = 0;
+  s0.embed = true;
+  s0.seconds = 0.01;
+  s0.peakBytes = 1 << 20;
+  Stage s1;
+  s1.devices = {1, 2};
+  s1.firstLayer = s1.lastLayer = 1;
+  s1.head = true;
+  s1.seconds = 0.0125;
+  a.stages = {s0, s1};
+  Pipeline b;
+  b.microBatches = 2;
+  Stage whole;
+  whole.node = 1;
+  whole.devices = {0};
+  whole.firstLayer = 0;
+  whole.lastLayer = 1;
+  whole.embed = whole.head = true;
+  b.stages = {whole};
+  pp.pipelines = {a, b};
+  pp.idle = {{1, {1}, "slower than it saves"}};
+  return rec;
+}
+
+class PartitionAttrsTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    ctx = std::make_unique<MLIRContext>(registry);
+    ctx->loadAllAvailableDialects();
+    module = parseSourceString<ModuleOp>(kModule, ctx.get());
+    ASSERT_TRUE(module);
+  }
+
+  /// The first error a call emits.
+  template <typename F> std::string firstError(F &&f) {
+    std::string msg;
+    ScopedDiagnosticHandler h(ctx.get(), [&](Diagnostic &d) {
+      if (msg.empty())
+        msg = d.str();
+      return success();
+    });
+    f();
+    return msg;
+  }
+
+  std::unique_ptr<MLIRContext> ctx;
+  OwningOpRef<ModuleOp> module;
+};
+
+void expectSame(const RecordedPartition &x, const RecordedPartition &y) {
+  EXPECT_EQ(x.clusterPath, y.clusterPath);
+  EXPECT_EQ(x.options.globalBatch, y.options.globalBatch);
+  EXPECT_EQ(x.options.seq, y.options.seq);
+  EXPECT_EQ(x.options.recompute, y.options.recompute);
+  EXPECT_EQ(x.plan.microBatch, y.plan.microBatch);
+  EXPECT_EQ(x.plan.stepSeconds(), y.plan.stepSeconds());
+  EXPECT_EQ(x.plan.description, y.plan.description);
+  ASSERT_EQ(x.plan.pipelines.size(), y.plan.pipelines.size());
+  for (size_t p = 0; p < x.plan.pipelines.size(); ++p) {
+    const Pipeline &a = x.plan.pipelines[p], &b = y.plan.pipelines[p];
+    EXPECT_EQ(a.microBatches, b.microBatches);
+    EXPECT_EQ(a.stageSeconds, b.stageSeconds);
+    ASSERT_EQ(a.stages.size(), b.stages.size());
+    for (size_t s = 0; s < a.stages.size(); ++s) {
+      const Stage &u = a.stages[s], &v = b.stages[s];
+      EXPECT_EQ(u.node, v.node);
+      EXPECT_EQ(u.devices, v.devices);
+      EXPECT_EQ(u.firstLayer, v.firstLayer);
+      EXPECT_EQ(u.lastLayer, v.lastLayer);
+      EXPECT_EQ(u.embed, v.embed);
+      EXPECT_EQ(u.head, v.head);
+      EXPECT_EQ(u.seconds, v.seconds);
+      EXPECT_EQ(u.peakBytes, v.peakBytes);
+    }
+  }
+  ASSERT_EQ(x.plan.idle.size(), y.plan.idle.size());
+  EXPECT_EQ(x.plan.idle[0].devices, y.plan.idle[0].devices);
+  EXPECT_EQ(x.plan.idle[0].why, y.plan.idle[0].why);
+}
+
+TEST_F(PartitionAttrsTest, RoundTripsThroughPrintedIR) {
+  RecordedPartition rec = samplePartition();
+  recordPartition(*module, rec);
+  ScheduleOrders orders = scheduleOrders(rec.plan, PipelineSchedule::OneFOneB);
+  recordSchedule(*module, orders);
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os);
+  OwningOpRef<ModuleOp> again = parseSourceString<ModuleOp>(text, ctx.get());
+  ASSERT_TRUE(again);
+  auto back = readPartition(*again);
+  ASSERT_TRUE(succeeded(back));
+  ASSERT_TRUE(back->has_value());
+  expectSame(rec, **back);
+  auto sched = readSchedule(*again, (*back)->plan);
+  ASSERT_TRUE(succeeded(sched));
+  EXPECT_EQ(sched->kind, PipelineSchedule::OneFOneB);
+  EXPECT_EQ(sched->pipelines, orders.pipelines);
+}
+
+TEST_F(PartitionAttrsTest, StampsEveryBlockOpPerPipeline) {
+  recordPartition(*module, samplePartition());
+  std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> seen;
+  module->walk([&](Operation *op) {
+    auto b = op->getAttrOfType<BlockAttr>(FrenzyDialect::kBlockAttrName);
+    if (!b)
+      return;
+    auto stage = op->getAttrOfType<DenseI64ArrayAttr>(kStageAttrName);
+    auto tp = op->getAttrOfType<DenseI64ArrayAttr>(kTpAttrName);
+    ASSERT_TRUE(stage && tp);
+    seen[b.getIndex()] = {std::vector<int64_t>(stage.asArrayRef()),
+                          std::vector<int64_t>(tp.asArrayRef())};
+  });
+  using V = std::vector<int64_t>;
+  EXPECT_EQ(seen[BlockAttr::kEmbed], std::make_pair(V{0, 0}, V{1, 1}));
+  EXPECT_EQ(seen[0], std::make_pair(V{0, 0}, V{1, 1}));
+  EXPECT_EQ(seen[1], std::make_pair(V{1, 0}, V{2, 1}));
+  EXPECT_EQ(seen[BlockAttr::kHead], std::make_pair(V{1, 0}, V{2, 1}));
+}
+
+TEST_F(PartitionAttrsTest, NoRecordIsNotAnError) {
+  auto none = readPartition(*module);
+  ASSERT_TRUE(succeeded(none));
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST_F(PartitionAttrsTest, DamagedRecordNamesTheField) {
+  recordPartition(*module, samplePartition());
+  auto top = (*module)->getAttrOfType<DictionaryAttr>(kPartitionAttrName);
+  NamedAttrList fields(top);
+  auto pipes = llvm::to_vector(fields.get("pipelines").cast<ArrayAttr>());
+  NamedAttrList second(pipes[1].cast<DictionaryAttr>());
+  auto stages = llvm::to_vector(second.get("stages").cast<ArrayAttr>());
+  NamedAttrList stage(stages[0].cast<DictionaryAttr>());
+  stage.erase("devices");
+  stages[0] = stage.getDictionary(ctx.get());
+  second.set("stages", ArrayAttr::get(ctx.get(), stages));
+  pipes[1] = second.getDictionary(ctx.get());
+  fields.set("pipelines", ArrayAttr::get(ctx.get(), pipes));
+  (*module)->setAttr(kPartitionAttrName, fields.getDictionary(ctx.get()));
+  std::string err =
+      firstError([&] { EXPECT_TRUE(failed(readPartition(*module))); });
+  EXPECT_EQ(err, "frenzy.partition: pipelines[1].stages[0].devices is missing "
+                 "or not array<i64: ...>");
+}
+
+TEST_F(PartitionAttrsTest, ScheduleMustRunEachMicroBatchOnceInOrder) {
+  RecordedPartition rec = samplePartition();
+  ScheduleOrders orders = scheduleOrders(rec.plan, PipelineSchedule::GPipe);
+  orders.pipelines[1][0] = {{true, 0}, {false, 0}, {false, 1}, {true, 1}};
+  recordSchedule(*module, orders);
+  std::string err =
+      firstError([&] { EXPECT_TRUE(failed(readSchedule(*module, rec.plan))); });
+  EXPECT_EQ(err, "frenzy.schedule: pipelines[1][0]: 'B0' repeats, or is a "
+                 "backward before its forward");
+
+  orders.pipelines[1][0] = {{false, 0}, {true, 0}};
+  recordSchedule(*module, orders);
+  err =
+      firstError([&] { EXPECT_TRUE(failed(readSchedule(*module, rec.plan))); });
+  EXPECT_EQ(err, "frenzy.schedule: pipelines[1][0] must run each of the 2 "
+                 "micro-batches forward and backward once");
+
+  orders.pipelines.pop_back();
+  recordSchedule(*module, orders);
+  err =
+      firstError([&] { EXPECT_TRUE(failed(readSchedule(*module, rec.plan))); });
+  EXPECT_EQ(err, "frenzy.schedule: pipelines must hold one array per pipeline "
+                 "of frenzy.partition (2)");
+}
+
+} // namespace
