@@ -2,7 +2,9 @@
 //
 // frenzy-plan-compare MODEL.onnx --seq=T --global-batch=G CLUSTER.yaml...
 //     [--precision=P] [--loss=cross-entropy]
-// For each cluster, predicted tokens/s of: Frenzy's plan; a FlashFlex-style
+// For each cluster, predicted tokens/s of: Frenzy's plan ("mixed" when a
+// pipeline spans GPU types) and the GPUs it uses; Frenzy's search without
+// mixed-type pipelines; a FlashFlex-style
 // plan (Frenzy's pipelines and stages, but layers split in proportion to
 // each stage's compute, tensor TFLOPS x TP, as FlashFlex's initial
 // assignment does); and the best homogeneous-subset plan (Frenzy's search on
@@ -87,8 +89,9 @@ int main(int argc, char **argv) {
   o.seq = seq;
   std::printf("%s, global batch %lld x %lld, %s; predicted tokens/s\n\n",
               argv[1], (long long)global, (long long)seq, precision.c_str());
-  std::printf("| cluster | Frenzy | FlashFlex-style split | best homogeneous "
-              "subset |\n|---|---|---|---|\n");
+  std::printf("| cluster | Frenzy | Frenzy, one type per pipeline | GPUs "
+              "used | FlashFlex-style split | best homogeneous subset "
+              "|\n|---|---|---|---|---|---|\n");
   for (const std::string &path : clusters) {
     auto c = readClusterFile(path);
     if (!c) {
@@ -97,7 +100,7 @@ int main(int argc, char **argv) {
     }
     auto plan = partition(*cost, *memory, *c, o);
     if (!plan) {
-      std::printf("| %s | %s | | |\n", path.c_str(),
+      std::printf("| %s | %s | | | | |\n", path.c_str(),
                   llvm::toString(plan.takeError()).c_str());
       continue;
     }
@@ -130,8 +133,31 @@ int main(int argc, char **argv) {
         homo = llvm::formatv("{0:f0} ({1})", tps, t).str();
       }
     }
-    std::printf("| %s | %.0f | %s | %s |\n", path.c_str(),
-                tokensPerSecond(*plan, o), flex.c_str(), homo.c_str());
+    // The same search without mixed-type pipelines, and how many GPUs
+    // the plan leaves idle (each with its reason in --emit=report).
+    std::string single = "none fits";
+    if (auto problem = buildPlanProblem(*cost, *memory, *c, o)) {
+      plan::SolveOptions so;
+      so.mixedPipelines = false;
+      if (auto sp = plan::solveFast(*problem, so))
+        single = llvm::formatv("{0:f0}", tokensPerSecond(*sp, o)).str();
+      else
+        llvm::consumeError(sp.takeError());
+    } else {
+      llvm::consumeError(problem.takeError());
+    }
+    int64_t used = 0;
+    for (const Pipeline &p : plan->pipelines)
+      for (const Stage &s : p.stages)
+        used += s.tp();
+    bool mixedUsed = false;
+    for (const Pipeline &p : plan->pipelines)
+      for (const Stage &s : p.stages)
+        mixedUsed |= c->nodes[s.node].gpu != c->nodes[p.stages[0].node].gpu;
+    std::printf("| %s | %.0f%s | %s | %lld of %lld | %s | %s |\n",
+                path.c_str(), tokensPerSecond(*plan, o),
+                mixedUsed ? " (mixed)" : "", single.c_str(), (long long)used,
+                (long long)c->totalDevices(), flex.c_str(), homo.c_str());
   }
   return 0;
 }

@@ -16,8 +16,11 @@ they count).
 usage: trace_compare.py PREDICTED.json MEASURED.json [--skip=N] [--json]
 """
 import json
+import signal
 import statistics
 import sys
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet under `| head`
 
 CLASSES = ["matmul", "attention", "elementwise", "communication", "optimizer",
            "runtime"]

@@ -8,9 +8,13 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
 #include "frenzy/InitAll.h"
+#include "frenzy/Plan/PlanWriter.h"
+#include "plan.pb.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -222,6 +226,56 @@ TEST_F(PartitionAttrsTest, ScheduleMustRunEachMicroBatchOnceInOrder) {
       firstError([&] { EXPECT_TRUE(failed(readSchedule(*module, rec.plan))); });
   EXPECT_EQ(err, "frenzy.schedule: pipelines must hold one array per pipeline "
                  "of frenzy.partition (2)");
+}
+
+ClusterNode cpuNode(std::string name, int64_t count) {
+  ClusterNode n;
+  n.name = std::move(name);
+  n.gpu = "cpu";
+  n.count = count;
+  return n;
+}
+
+TEST_F(PartitionAttrsTest, WriterTranslatesTheRecordOrRefusesIt) {
+  RecordedPartition rec = samplePartition();
+  recordPartition(*module, rec);
+  recordSchedule(*module, scheduleOrders(rec.plan, PipelineSchedule::GPipe));
+  // The writer hashes the model file; any file will do.
+  SmallString<128> model;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("model", "onnx", model));
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(model, ec);
+    os << "not a model";
+  }
+
+  // Node 0 has two devices: the record's device 2 is not there.
+  ClusterSpec small;
+  small.nodes = {cpuNode("a", 2), cpuNode("b", 1)};
+  plan::Plan out;
+  std::string err = firstError([&] {
+    EXPECT_TRUE(failed(buildPlan(*module, {}, model, "c.yaml", small, out)));
+  });
+  EXPECT_EQ(err, "frenzy.partition: pipelines[0].stages[1]: device 2 is not "
+                 "on node 'a' (2 GPUs); partition again with this cluster");
+
+  // A cluster that holds it: ranks and stages as recorded, streams in the
+  // recorded (GPipe) order.
+  ClusterSpec fits;
+  fits.nodes = {cpuNode("a", 3), cpuNode("b", 1)};
+  plan::Plan plan;
+  ASSERT_TRUE(succeeded(buildPlan(*module, {}, model, "c.yaml", fits, plan)));
+  EXPECT_EQ(plan.ranks_size(), 4);
+  EXPECT_EQ(plan.stages_size(), 3);
+  EXPECT_EQ(plan.micro_batch(), 2);
+  EXPECT_EQ(plan.ranks(3).node(), "b");
+  std::string kinds;
+  for (const plan::Action &a : plan.ranks(0).stream())
+    if (a.kind() == plan::Action::FORWARD || a.kind() == plan::Action::BACKWARD)
+      kinds += a.kind() == plan::Action::FORWARD ? 'F' : 'B';
+  EXPECT_EQ(kinds, "FFFFBBBB");
+  EXPECT_EQ(plan.ranks(0).schedule(), "gpipe");
+  llvm::sys::fs::remove(model);
 }
 
 } // namespace

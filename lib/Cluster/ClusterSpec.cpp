@@ -253,7 +253,25 @@ llvm::Expected<ClusterSpec> frenzy::readClusterFile(llvm::StringRef path) {
   ClusterSpec spec;
   TopologyReadState topology;
   llvm::yaml::Input in((*buf)->getMemBufferRef(), &topology, handler, &diag);
-  in >> spec;
+  // A file with no document (empty, only comments or "---"), or one whose
+  // document does not parse, leaves YAML I/O no node to report a missing
+  // field at, and it crashes trying: both stop here.
+  bool hasDocument = in.setCurrentDocument();
+  if (in.error())
+    return llvm::createStringError(
+        in.error(), "%s",
+        diag.empty() ? (path + ": not a YAML document").str().c_str()
+                     : diag.c_str());
+  if (!hasDocument)
+    return llvm::createStringError(
+        std::errc::invalid_argument,
+        "%s: the cluster file is empty; it lists the nodes, e.g. 'nodes: "
+        "[{name: n0, gpu: A100-80G, count: 8}]'",
+        path.str().c_str());
+  // Not `in >> spec`: that sets the document again, and a document's nodes
+  // can be walked only once.
+  llvm::yaml::EmptyContext context;
+  llvm::yaml::yamlize(in, spec, true, context);
   if (in.error())
     return llvm::createStringError(
         in.error(), "%s",

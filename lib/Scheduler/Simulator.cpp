@@ -21,8 +21,10 @@ bool SimContext::start(int j, const JobOption &o, Fit fit) {
   job.placement = std::move(*p);
   job.lastUpdate = now;
   job.lastMoved = now;
-  // A job that ran before restarts from its checkpoint.
-  job.pausedUntil = job.ranBefore ? now + config.restartSeconds : now;
+  // A job that ran before restarts from its checkpoint; a new one pays its
+  // start-up (launcher, ranks, runtime initialisation).
+  job.pausedUntil =
+      now + (job.ranBefore ? config.restartSeconds : config.startSeconds);
   if (job.ranBefore)
     ++job.restarts;
   if (job.firstStart < 0)

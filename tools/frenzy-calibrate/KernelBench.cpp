@@ -174,20 +174,6 @@ KernelProfile measureKernels(bool quick) {
       b.instr("add", {x, y}, {z});
     p.opOverheadSeconds = timeProgram(b.plan, rounds) / n;
   }
-  // The private copy of a sent tensor (Comm::send): 256 KiB.
-  {
-    std::vector<char> src(1 << 18, 1), dst;
-    std::vector<double> times;
-    for (int r = 0; r < rounds * 4; ++r) {
-      auto t0 = Clock::now();
-      dst.assign(src.begin(), src.end());
-      times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
-      dst.clear();
-      dst.shrink_to_fit();
-    }
-    std::sort(times.begin(), times.end());
-    p.copyBytesPerSecond = double(src.size()) / times[times.size() / 2];
-  }
   return p;
 }
 

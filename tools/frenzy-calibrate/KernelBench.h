@@ -22,7 +22,8 @@ struct Point {
 
 struct KernelProfile {
   std::vector<Point> matmul, attention, memory;
-  double opOverheadSeconds = 0, copyBytesPerSecond = 0;
+  double opOverheadSeconds = 0;
+  double copyBytesPerSecond = 0; // filled by the link measurement
   /// Bytes per second of each memory-bound kernel by plan op name, as
   /// measured inside a reference step (measurePlan); empty without one.
   std::vector<std::pair<std::string, Point>> opRates;
@@ -32,7 +33,7 @@ struct KernelProfile {
 /// `quick`: fewer rounds and sizes (a test, not a profile).
 KernelProfile measureKernels(bool quick);
 
-/// Times every instruction of a one-rank plan's step (median over `steps`
+/// Times every instruction of a one-rank plan's step (mean over `steps`
 /// steps after one warm-up) and replaces the contraction and attention
 /// tables with the rates of its calls (in the caches and layouts of a real
 /// step, not of a loop over one kernel), and adds to opRates. Several

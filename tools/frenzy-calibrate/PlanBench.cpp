@@ -51,9 +51,12 @@ void measurePlan(const std::string &planPath, int steps, KernelProfile &p) {
   std::map<std::string, std::array<double, 3>> byOp; // bytes, seconds, calls
   for (int32_t i = 0; i < n; ++i) {
     const plan::Instr &ins = prog.instrs(i);
-    std::vector<double> &t = times[i];
-    std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-    double sec = t[t.size() / 2];
+    // The mean, not the median: a step pays every call's time, the
+    // occasional slow one (a cache or TLB refill) included.
+    const std::vector<double> &t = times[i];
+    double sec = 0;
+    for (double x : t)
+      sec += x / double(t.size());
     auto [flops, bytes] = plan::kernelWork(prog, ins);
     plan::OpClass c = plan::opClassOf(ins.op());
     if ((c == plan::kMatmul || c == plan::kAttention) && flops > 0) {

@@ -9,6 +9,7 @@
 // file's GPU type names with `profile: FILE`. Links no MLIR.
 //
 //===----------------------------------------------------------------------===//
+#include "Comm.h"
 #include "KernelBench.h"
 
 #include "Tensor.h"
@@ -53,6 +54,7 @@ struct Options {
 
 struct Link {
   double latency = 0, bandwidth = 0, reduceLatency = 0, reduceBandwidth = 0;
+  double sendBandwidth = 0; // the runtime's send: private copy + post
 };
 
 /// Median seconds of `f` over `n` rounds.
@@ -72,16 +74,13 @@ template <typename F> double median(int n, F f) {
 /// Under mpirun -np 2: ping-pong and all-reduce between the two ranks, as
 /// the runtime sends (a blocking receive of one message) and reduces
 /// (MPI_Allreduce of floats). Rank 0 writes "latency bandwidth
-/// reduce_latency reduce_bandwidth" (SI units) to `path`.
+/// reduce_latency reduce_bandwidth send_bandwidth" (SI units) to `path`.
 int measureLinks(const std::string &path, bool quick) {
-  MPI_Init(nullptr, nullptr);
-  int me = 0, n = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  rt::Comm comm(nullptr, nullptr);
+  int me = comm.rank(), n = comm.size();
   if (n != 2) {
     std::fprintf(stderr, "frenzy-calibrate: the link measurement needs 2 "
                          "ranks, got %d\n", n);
-    MPI_Finalize();
     return 1;
   }
   int rounds = quick ? 20 : 200;
@@ -119,12 +118,35 @@ int measureLinks(const std::string &path, bool quick) {
   size_t bigFloats = 1 << 20;
   l.reduceBandwidth = double(bigFloats * 4) /
                       std::max(1e-9, allReduce(bigFloats) - l.reduceLatency);
+  // The runtime's send of an activation-sized tensor (Comm::send: a fresh
+  // private copy, then MPI_Isend), as a pipeline stage pays it.
+  {
+    const int64_t bytes = 256 << 10;
+    std::vector<char> buf(size_t(bytes), 1);
+    std::vector<double> t;
+    for (int k = 0; k < rounds / 4 + 3; ++k) {
+      if (me == 0) {
+        auto t0 = std::chrono::steady_clock::now();
+        comm.send(buf.data(), bytes, 1, 7);
+        t.push_back(std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count());
+        comm.waitSends();
+      } else {
+        comm.recv(buf.data(), bytes, 0, 7);
+      }
+      comm.barrier();
+    }
+    if (me == 0) {
+      std::sort(t.begin(), t.end());
+      l.sendBandwidth = double(bytes) / t[t.size() / 2];
+    }
+  }
   if (me == 0) {
     std::ofstream out(path);
     out << l.latency << " " << l.bandwidth << " " << l.reduceLatency << " "
-        << l.reduceBandwidth << "\n";
+        << l.reduceBandwidth << " " << l.sendBandwidth << "\n";
   }
-  MPI_Finalize();
   return 0;
 }
 
@@ -161,7 +183,7 @@ bool runLinks(const Options &o, Link &l) {
   std::ifstream in(tmpl);
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
             (in >> l.latency >> l.bandwidth >> l.reduceLatency >>
-             l.reduceBandwidth);
+             l.reduceBandwidth >> l.sendBandwidth);
   unlink(tmpl);
   return ok;
 }
@@ -316,6 +338,7 @@ int main(int argc, char **argv) {
                              "MPI's mpirun installed? apt-get install "
                              "openmpi-bin)");
     }
+    k.copyBytesPerSecond = l.sendBandwidth; // the send as the runtime does it
     writeProfile(o, k, l, load);
     std::printf("frenzy-calibrate: wrote %s (GEMM %.1f-%.1f GFLOPS, memory "
                 "%.1f-%.1f GB/s, %.2f us per kernel, MPI %.1f us / %.2f GB/s)\n",

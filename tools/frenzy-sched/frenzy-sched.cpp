@@ -60,6 +60,11 @@ static cl::opt<bool> reallocate("realloc",
 static cl::opt<double> restartCost("restart-cost",
                                    cl::desc("seconds per checkpoint-restart"),
                                    cl::init(30));
+static cl::opt<double>
+    startCost("start-cost",
+              cl::desc("seconds of start-up before a new job makes progress "
+                       "(launcher, ranks, runtime); default 0"),
+              cl::init(0));
 static cl::opt<std::string>
     emit("emit", cl::desc("jobs (per-job table and metrics), metrics, "
                           "options (option tables) or queue (the job queue "
@@ -133,8 +138,8 @@ int main(int argc, char **argv) {
       emit != "queue")
     return fail("--emit must be jobs, metrics, options or queue, not '" +
                 emit + "'");
-  if (!(restartCost >= 0))
-    return fail("--restart-cost must not be negative");
+  if (!(restartCost >= 0) || !(startCost >= 0))
+    return fail("--restart-cost and --start-cost must not be negative");
   if (!(arrivalScale > 0) || !(maxJobHours > 0) || !(jobsPerHour > 0))
     return fail("--arrival-scale, --max-job-hours and --jobs-per-hour must "
                 "be positive");
@@ -216,6 +221,7 @@ int main(int argc, char **argv) {
 
   SimConfig config;
   config.restartSeconds = restartCost;
+  config.startSeconds = startCost;
   if (live) {
     for (const JobSpec &j : accepted)
       if (j.onnx.empty())

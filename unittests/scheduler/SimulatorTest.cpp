@@ -112,6 +112,24 @@ TEST(Simulator, RestartCostDelaysProgress) {
   EXPECT_DOUBLE_EQ(r->busyGpuSeconds, 100 + 1025 * 4 + 1);
 }
 
+// A start-up cost delays a new job's progress but not its GPUs: A holds the
+// node from 0 and finishes at 5 + 100; B (after A) at 105 + 5 + 50.
+TEST(Simulator, StartCostDelaysEveryFirstStart) {
+  SchedCluster c = clusterFrom(kOneNode);
+  HandJobs h;
+  h.add("A", 0, 100, {option(4, 1.0)}, 4);
+  h.add("B", 10, 50, {option(4, 1.0)}, 4);
+  auto p = makePolicy("fifo");
+  SimConfig cfg;
+  cfg.startSeconds = 5;
+  auto r = simulate(c, h.build(c), *p, cfg);
+  ASSERT_TRUE(bool(r));
+  EXPECT_DOUBLE_EQ(r->jobs[0].finish, 105);
+  EXPECT_DOUBLE_EQ(r->jobs[1].start, 105);
+  EXPECT_DOUBLE_EQ(r->jobs[1].finish, 160);
+  EXPECT_EQ(r->jobs[1].restarts, 0);
+}
+
 TEST(Simulator, RoundPoliciesWaitForTheRound) {
   SchedCluster c = clusterFrom(kOneNode);
   HandJobs h;

@@ -176,6 +176,9 @@ llvm::Error verify(const PlanProblem &problem, const PartitionPlan &plan);
 struct SolveOptions {
   /// Fill with the alternatives the search ranked (fastest first).
   std::vector<std::pair<std::string, double>> *explain = nullptr;
+  /// Pipelines whose stages are on different GPU types (off: only for
+  /// comparisons, bench/plan_compare.sh).
+  bool mixedPipelines = true;
 };
 
 /// The polynomial search (docs/partitioner.md): per GPU type and TP degree

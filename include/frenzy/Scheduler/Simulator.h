@@ -48,6 +48,7 @@ struct SimJob {
 
 struct SimConfig {
   double restartSeconds = 30; // checkpoint, requeue, reload: per restart
+  double startSeconds = 0;    // process and runtime start-up of a first start
 };
 
 class SimContext {

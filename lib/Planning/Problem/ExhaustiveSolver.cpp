@@ -6,8 +6,10 @@
 // micro-batches in flight, gets the most memory), its layers split to
 // minimise the bottleneck within memory; a plan is any multiset of such
 // pipelines that the cluster's GPUs can hold, at any micro-batch size.
-// Every plan is placed and scored exactly (PlanCost::score). Exponential in
-// the cluster size: meant for clusters of up to ~16 GPUs.
+// Every plan is placed and scored exactly (PlanCost::score), except branches
+// a makespan lower bound proves cannot beat the best plan so far (the bound
+// ignores the all-reduce and optimizer, which only add). Exponential in the
+// cluster size: meant for clusters of up to ~16 GPUs.
 //
 //===----------------------------------------------------------------------===//
 #include "Templates.h"
@@ -30,10 +32,25 @@ public:
     for (int64_t mb : usableMicroBatches(p)) {
       kinds.clear();
       enumerateKinds(mb);
+      // Most micro-batches per second per GPU first.
+      std::stable_sort(kinds.begin(), kinds.end(),
+                       [](const Template &a, const Template &b) {
+                         return 1.0 / (a.bottleneck * double(a.totalGpus())) >
+                                1.0 / (b.bottleneck * double(b.totalGpus()));
+                       });
+      rate.clear();
+      for (const Template &t : kinds)
+        rate.push_back(1.0 / (t.bottleneck * double(t.totalGpus())));
       std::vector<int64_t> counts(kinds.size(), 0);
       std::vector<int64_t> free = groups.gpus;
       search(0, counts, free, mb);
     }
+    if (plans > kMaxPlans)
+      return llvm::createStringError(
+          std::errc::result_out_of_range,
+          "the exhaustive solver stops at %lld plans: the cluster is too "
+          "large for it",
+          (long long)kMaxPlans);
     if (!best)
       return llvm::createStringError(std::errc::not_enough_memory,
                                      "no plan fits the cluster");
@@ -88,15 +105,51 @@ private:
     }
   }
 
-  /// Every multiset of kinds the free GPUs can hold (counts in kind order).
+  /// A lower bound on the makespan of any plan that keeps the pipelines
+  /// chosen so far and adds kinds k.. on the free GPUs: those add at most
+  /// T x rate[k] x (free GPUs) micro-batches by time T (kinds are sorted
+  /// by micro-batches per second per GPU, so rate[k] bounds the rest).
+  double lowerBound(size_t k, const std::vector<int64_t> &counts,
+                    const std::vector<int64_t> &free, int64_t mb) const {
+    int64_t M = p.globalBatch / mb, F = 0;
+    for (int64_t f : free)
+      F += f;
+    double fluid = k < kinds.size() ? rate[k] * double(F) : 0;
+    auto enough = [&](double T) {
+      double n = T * fluid;
+      for (size_t i = 0; i < k; ++i)
+        if (counts[i])
+          n += double(counts[i] * PlanCost::microBatchesWithin(
+                                      T, kinds[i].bottleneck, kinds[i].depth()));
+      return n >= double(M);
+    };
+    double lo = 0, hi = 1;
+    while (!enough(hi)) {
+      hi *= 2;
+      if (hi > 1e30)
+        return hi;
+    }
+    for (int i = 0; i < 40; ++i) {
+      double mid = 0.5 * (lo + hi);
+      (enough(mid) ? hi : lo) = mid;
+    }
+    return lo;
+  }
+
+  /// Every multiset of kinds the free GPUs can hold (counts in kind
+  /// order), less the branches the bound proves cannot win.
   void search(size_t k, std::vector<int64_t> &counts,
               std::vector<int64_t> &free, int64_t mb) {
+    if (best && lowerBound(k, counts, free, mb) >= best->stepSeconds())
+      return;
     if (k == kinds.size()) {
       std::vector<std::pair<const Template *, int64_t>> uses;
       for (size_t i = 0; i < kinds.size(); ++i)
         if (counts[i])
           uses.push_back({&kinds[i], counts[i]});
       if (uses.empty())
+        return;
+      if (++plans > kMaxPlans)
         return;
       auto plan = assemble(cost, groups, uses, mb);
       if (!plan) {
@@ -112,7 +165,9 @@ private:
     for (size_t d = 0; d < free.size(); ++d)
       if (t.gpus[d])
         most = std::min(most, free[d] / t.gpus[d]);
-    for (int64_t c = 0; c <= most; ++c) {
+    // Many pipelines of the most efficient kinds first: good plans early
+    // make the bound prune more.
+    for (int64_t c = most; c >= 0; --c) {
       counts[k] = c;
       for (size_t d = 0; d < free.size(); ++d)
         free[d] -= c * t.gpus[d];
@@ -127,7 +182,10 @@ private:
   PlanCost cost;
   DeviceGroups groups;
   std::vector<Template> kinds;
+  std::vector<double> rate; // micro-batches per second per GPU, by kind
   std::optional<PartitionPlan> best;
+  int64_t plans = 0;
+  static constexpr int64_t kMaxPlans = 2000000;
 };
 
 } // namespace

@@ -87,6 +87,8 @@ void FastSearch::buildTemplates(int64_t mb, std::vector<Template> &out) {
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     return p.devices[a].memoryBytes > p.devices[b].memoryBytes;
   });
+  if (!mixedPipelines)
+    return;
   for (size_t i = 0; i < order.size(); ++i)
     for (size_t j = i + 1; j < order.size(); ++j) {
       int a = order[i], b = order[j];
@@ -117,9 +119,38 @@ void FastSearch::buildTemplates(int64_t mb, std::vector<Template> &out) {
                        [&](const Template &x, const Template &y) {
                          return efficiency(x) > efficiency(y);
                        });
-      for (size_t k = 0; k < pair.size() && k < 4; ++k)
+      // The six most efficient, and the two fastest of the rest.
+      if (pair.size() > 6)
+        std::stable_sort(pair.begin() + 6, pair.end(),
+                         [](const Template &x, const Template &y) {
+                           return x.bottleneck < y.bottleneck;
+                         });
+      for (size_t k = 0; k < pair.size() && k < 8; ++k)
         out.push_back(std::move(pair[k]));
     }
+  // Three types in one pipeline (1-2 stage groups each), where the types
+  // are few enough that the triples stay cheap.
+  if (order.size() >= 3 && order.size() <= 5)
+    for (size_t i = 0; i < order.size(); ++i)
+      for (size_t j = i + 1; j < order.size(); ++j)
+        for (size_t k = j + 1; k < order.size(); ++k) {
+          int a = order[i], b = order[j], c = order[k];
+          for (int64_t tp : groups.tps[a]) {
+            if (!llvm::is_contained(groups.tps[b], tp) ||
+                !llvm::is_contained(groups.tps[c], tp))
+              continue;
+            for (int64_t x = 1; x <= std::min<int64_t>(2, groups.groupsOf(a, tp)); ++x)
+              for (int64_t y = 1; y <= std::min<int64_t>(2, groups.groupsOf(b, tp)); ++y)
+                for (int64_t z = 1; z <= std::min<int64_t>(2, groups.groupsOf(c, tp)) && x + y + z <= L; ++z) {
+                  std::vector<int> stages(x, a);
+                  stages.insert(stages.end(), y, b);
+                  stages.insert(stages.end(), z, c);
+                  if (auto t = shapeTemplate(cost, groups, stages, tp, true,
+                                             mb, nullptr))
+                    out.push_back(std::move(*t));
+                }
+          }
+        }
   // Every type's equal share, for models that need more than two types.
   if (order.size() > 2)
     for (int64_t tp : p.tpDegrees) {
@@ -242,10 +273,11 @@ FastSearch::Quick FastSearch::quick(const std::vector<Template> &ts,
   return q;
 }
 
-/// As many pipelines of `primary` as `free` GPUs allow, the rest filled
-/// with the best-rated template of the same type that fits what is left.
+/// As many pipelines of the primary template as `free` GPUs allow (at most
+/// the cap), and without a cap the rest filled with the best-rated
+/// templates of the same type that fit what is left.
 void FastSearch::fill(const std::vector<Template> &ts,
-                      const std::vector<size_t> &ofType, size_t primary,
+                      const std::vector<size_t> &ofType, Fill f,
                       std::vector<int64_t> free,
                       std::vector<int64_t> &counts) const {
   auto fits = [&](size_t i) {
@@ -260,8 +292,8 @@ void FastSearch::fill(const std::vector<Template> &ts,
     for (size_t d = 0; d < free.size(); ++d)
       free[d] -= n * ts[i].gpus[d];
   };
-  take(primary, fits(primary));
-  for (int round = 0; round < 2; ++round) {
+  take(f.primary, std::min(f.cap, fits(f.primary)));
+  for (int round = 0; round < 2 && f.cap == INT64_MAX; ++round) {
     size_t best = SIZE_MAX;
     double rate = 0;
     for (size_t i : ofType) {
@@ -285,9 +317,22 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
   for (size_t i = 0; i < ts.size(); ++i)
     (ts[i].mixed ? mixed : ofType[ts[i].stageDevice[0]]).push_back(i);
 
-  // The state: a fill choice per type (SIZE_MAX: none), a count per mixed
+  // Per type, its fills: each homogeneous template as many times as the
+  // type's GPUs allow (the rest filled by others), or only as many as one
+  // node holds (the all-reduce stays off the network), or once.
+  std::vector<std::vector<Fill>> fills(K);
+  for (int d = 0; d < K; ++d)
+    for (size_t i : ofType[d]) {
+      int64_t all = groups.gpus[d] / ts[i].totalGpus();
+      int64_t node = groups.maxPerNode[d] / ts[i].totalGpus();
+      fills[d].push_back({i, INT64_MAX});
+      if (node >= 1 && node < all)
+        fills[d].push_back({i, node});
+      if (std::min(node, all) > 1)
+        fills[d].push_back({i, 1});
+    }
+  // The state: a fill per type (SIZE_MAX: none), a count per mixed
   // template; counts follow from it.
-  std::vector<size_t> choice(K, SIZE_MAX);
   std::vector<int64_t> mixedCount(mixed.size(), 0);
   auto counts = [&](const std::vector<size_t> &ch,
                     const std::vector<int64_t> &mc) {
@@ -304,7 +349,7 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
     }
     for (int d = 0; d < K; ++d)
       if (ch[d] != SIZE_MAX)
-        fill(ts, ofType[d], ch[d], free, c);
+        fill(ts, ofType[d], fills[d][ch[d]], free, c);
     return c;
   };
   std::vector<Scored> seen; // the best distinct states, by quick score
@@ -313,9 +358,7 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
       return true;
     return a.seconds <= b.seconds * (1 + 1e-12) && a.gpus > b.gpus;
   };
-  auto evaluate = [&](const std::vector<size_t> &ch,
-                      const std::vector<int64_t> &mc) {
-    std::vector<int64_t> c = counts(ch, mc);
+  auto record = [&](std::vector<int64_t> c) {
     Quick q = quick(ts, c, mb);
     if (q.gpus == 0)
       return q;
@@ -326,18 +369,82 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
                        [&](const Scored &a, const Scored &b) {
                          return better(a.quick, b.quick);
                        });
-      if (seen.size() > 6)
+      // The best few go to exact scoring; more where plans are cheap to
+      // place and score.
+      if (seen.size() > (p.totalGpus() <= 64 ? 48u : 8u))
         seen.pop_back();
     }
     return q;
   };
-  // Start from the best of: each type alone at its best fill, and every
-  // type at its own best fill together.
-  Quick best;
-  std::vector<size_t> alone(K, SIZE_MAX);
+  auto evaluate = [&](const std::vector<size_t> &ch,
+                      const std::vector<int64_t> &mc) {
+    return record(counts(ch, mc));
+  };
+  // Per type, the best fill given the rest of the state.
+  auto repick = [&](int d, std::vector<size_t> &ch,
+                    const std::vector<int64_t> &mc, Quick &cur) {
+    bool changed = false;
+    for (size_t o = 0; o <= fills[d].size(); ++o) {
+      size_t opt = o == fills[d].size() ? SIZE_MAX : o;
+      if (opt == ch[d])
+        continue;
+      std::vector<size_t> next = ch;
+      next[d] = opt;
+      Quick q = evaluate(next, mc);
+      if (q.gpus && (cur.gpus == 0 || better(q, cur))) {
+        cur = q;
+        ch = next;
+        changed = true;
+      }
+    }
+    return changed;
+  };
+  // Coordinate descent from a start: per type its best fill; per mixed
+  // template a count, the two types it uses re-picked around it (a move
+  // that takes their GPUs must let them change shape to pay off).
+  auto descend = [&](std::vector<size_t> ch, std::vector<int64_t> mc) {
+    Quick cur = evaluate(ch, mc);
+    for (int round = 0; round < 8; ++round) {
+      bool changed = false;
+      for (int d = 0; d < K; ++d)
+        changed |= repick(d, ch, mc, cur);
+      for (size_t k = 0; k < mixed.size(); ++k) {
+        int64_t most = INT64_MAX;
+        for (int d = 0; d < K; ++d)
+          if (ts[mixed[k]].gpus[d])
+            most = std::min(most, groups.gpus[d] / ts[mixed[k]].gpus[d]);
+        std::vector<int64_t> tries = {0, 1, most};
+        if (mc[k] > 1 && mc[k] != INT64_MAX)
+          tries.push_back(mc[k] / 2);
+        for (int64_t n : tries) {
+          if (n == mc[k])
+            continue;
+          std::vector<int64_t> nextMc = mc;
+          nextMc[k] = n;
+          std::vector<size_t> nextCh = ch;
+          Quick q = evaluate(nextCh, nextMc);
+          for (int d = 0; d < K; ++d)
+            if (ts[mixed[k]].gpus[d])
+              repick(d, nextCh, nextMc, q);
+          if (q.gpus && (cur.gpus == 0 || better(q, cur))) {
+            cur = q;
+            ch = nextCh;
+            mc = nextMc;
+            changed = true;
+          }
+        }
+      }
+      if (!changed)
+        break;
+    }
+  };
+  // Starts: the best single type; every type at its own best fill; every
+  // the best mixed template at its most.
+  std::vector<size_t> alone(K, SIZE_MAX), single(K, SIZE_MAX);
+  Quick bestSingle;
   for (int d = 0; d < K; ++d) {
     Quick bd;
-    for (size_t i : ofType[d]) {
+    for (size_t i = 0; i < fills[d].size(); ++i) {
       std::vector<size_t> ch(K, SIZE_MAX);
       ch[d] = i;
       Quick q = evaluate(ch, mixedCount);
@@ -345,68 +452,75 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
         bd = q;
         alone[d] = i;
       }
-      if (q.gpus && (best.gpus == 0 || better(q, best))) {
-        best = q;
-        choice = ch;
+      if (q.gpus && (bestSingle.gpus == 0 || better(q, bestSingle))) {
+        bestSingle = q;
+        single = ch;
       }
     }
   }
-  if (Quick q = evaluate(alone, mixedCount); q.gpus && better(q, best)) {
-    best = q;
-    choice = alone;
-  }
+  descend(single, mixedCount);
+  descend(alone, mixedCount);
+  Quick bestMixed;
+  std::vector<int64_t> mixedStart(mixed.size(), 0);
   for (size_t k = 0; k < mixed.size(); ++k) {
     std::vector<int64_t> mc(mixed.size(), 0);
     mc[k] = INT64_MAX;
-    std::vector<size_t> none(K, SIZE_MAX);
-    if (Quick q = evaluate(none, mc); q.gpus && (best.gpus == 0 || better(q, best))) {
-      best = q;
-      choice = none;
-      mixedCount = mc;
+    Quick q = evaluate(std::vector<size_t>(K, SIZE_MAX), mc);
+    if (q.gpus && (bestMixed.gpus == 0 || better(q, bestMixed))) {
+      bestMixed = q;
+      mixedStart = mc;
     }
   }
-  for (int round = 0; round < 8; ++round) {
-    bool changed = false;
-    for (int d = 0; d < K; ++d) {
-      std::vector<size_t> options(1, SIZE_MAX);
-      options.insert(options.end(), ofType[d].begin(), ofType[d].end());
-      for (size_t o : options) {
-        if (o == choice[d])
-          continue;
-        std::vector<size_t> ch = choice;
-        ch[d] = o;
-        Quick q = evaluate(ch, mixedCount);
-        if (q.gpus && better(q, best)) {
-          best = q;
-          choice = ch;
-          changed = true;
+  if (bestMixed.gpus)
+    descend(std::vector<size_t>(K, SIZE_MAX), mixedStart);
+  // On small clusters, also pipelines one at a time: each step adds the
+  // pipeline of any template that shortens the step most. It finds
+  // combinations of several mixed templates that share a type, which
+  // single-coordinate moves cannot reach; one step costs O(templates^2),
+  // so it runs where the pipelines are few.
+  // On small clusters, also pipelines one at a time: from each template
+  // as the first pipeline, each step adds the pipeline that shortens the
+  // step most. It finds combinations of several mixed templates sharing a
+  // type, which single-coordinate moves cannot reach; it costs
+  // O(templates^2) per step, so it runs only where pipelines are few.
+  if (p.totalGpus() <= 64)
+    for (size_t first = 0; first < ts.size(); ++first) {
+      std::vector<int64_t> c(ts.size(), 0), free = groups.gpus;
+      auto fits = [&](size_t i) {
+        for (int d = 0; d < K; ++d)
+          if (ts[i].gpus[d] > free[d])
+            return false;
+        return true;
+      };
+      auto add = [&](size_t i) {
+        ++c[i];
+        for (int d = 0; d < K; ++d)
+          free[d] -= ts[i].gpus[d];
+      };
+      if (!fits(first))
+        continue;
+      add(first);
+      Quick cur = record(c);
+      while (true) {
+        size_t pick = SIZE_MAX;
+        Quick bestStep = cur;
+        for (size_t i = 0; i < ts.size(); ++i) {
+          if (!fits(i))
+            continue;
+          ++c[i];
+          Quick q = record(c);
+          --c[i];
+          if (q.gpus && better(q, bestStep)) {
+            bestStep = q;
+            pick = i;
+          }
         }
+        if (pick == SIZE_MAX)
+          break;
+        add(pick);
+        cur = bestStep;
       }
     }
-    for (size_t k = 0; k < mixed.size(); ++k) {
-      int64_t most = INT64_MAX;
-      for (int d = 0; d < K; ++d)
-        if (ts[mixed[k]].gpus[d])
-          most = std::min(most, groups.gpus[d] / ts[mixed[k]].gpus[d]);
-      std::vector<int64_t> tries = {0, most};
-      for (int64_t n = 1; n < most; n *= 2)
-        tries.push_back(n);
-      for (int64_t n : tries) {
-        if (n == mixedCount[k])
-          continue;
-        std::vector<int64_t> mc = mixedCount;
-        mc[k] = n;
-        Quick q = evaluate(choice, mc);
-        if (q.gpus && better(q, best)) {
-          best = q;
-          mixedCount = mc;
-          changed = true;
-        }
-      }
-    }
-    if (!changed)
-      break;
-  }
   return seen;
 }
 
@@ -423,6 +537,7 @@ std::string FastSearch::describe(const std::vector<Template> &ts,
 llvm::Expected<PartitionPlan> FastSearch::run(const SolveOptions &options) {
   if (llvm::Error e = p.check())
     return std::move(e);
+  mixedPipelines = options.mixedPipelines;
   std::optional<PartitionPlan> best;
   auto better = [](const PartitionPlan &a, const PartitionPlan &b) {
     if (a.stepSeconds() < b.stepSeconds() * (1 - 1e-9))

@@ -32,6 +32,11 @@ private:
     std::vector<int64_t> counts; // pipelines per template
   };
 
+  struct Fill {
+    size_t primary;          // a homogeneous template
+    int64_t cap = INT64_MAX; // its most pipelines
+  };
+
   bool usable(int device) const;
   void buildTemplates(int64_t mb, std::vector<Template> &out);
   /// Step time of `counts` pipelines per template, estimated without
@@ -39,7 +44,7 @@ private:
   Quick quick(const std::vector<Template> &ts,
               const std::vector<int64_t> &counts, int64_t mb) const;
   void fill(const std::vector<Template> &ts, const std::vector<size_t> &ofType,
-            size_t primary, std::vector<int64_t> free,
+            Fill f, std::vector<int64_t> free,
             std::vector<int64_t> &counts) const;
   /// The coordinate descent; the best few distinct states it saw.
   std::vector<Scored> assign(const std::vector<Template> &ts, int64_t mb);
@@ -61,6 +66,7 @@ private:
   DeviceGroups groups;
   std::vector<int64_t> smallestNeed; // per device, for errors and reasons
   std::map<int64_t, std::vector<Template>> templates; // by micro-batch
+  bool mixedPipelines = true;
 };
 
 } // namespace frenzy::plan

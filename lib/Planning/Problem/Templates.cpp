@@ -88,10 +88,14 @@ std::optional<Template> shapeTemplate(const PlanCost &cost,
       bool last = s == depth - 1;
       int64_t first = l, end = last ? L - 1 : first - 1;
       if (!last)
-        while (end + 1 < L && seconds(s, first, end + 1) <= T &&
+        // Leave a layer for each later stage.
+        while (end + 1 < L - (depth - 1 - s) &&
+               seconds(s, first, end + 1) <= T &&
                peak(s, first, end + 1) <= capacity(s))
           ++end;
-      if (seconds(s, first, end) > T || peak(s, first, end) > capacity(s))
+      // Every stage runs at least one layer (a model with layers).
+      if ((L > 0 && end < first) || seconds(s, first, end) > T ||
+          peak(s, first, end) > capacity(s))
         return false;
       ranges.push_back({first, end});
       l = end + 1;
