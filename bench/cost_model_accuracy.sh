@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cost-model accuracy on CPU ranks: for each plan of the tiny GPT (one rank;
-# 2-stage 1F1B; GPipe; TP 2; two uneven pipelines; the README's plan, 8
-# data-parallel ranks), the predicted timeline (frenzy-opt --emit=trace with
+# 2-stage 1F1B; GPipe; TP 2; two uneven pipelines; the README's plan: the
+# planner's choice for examples/lab-small.yaml at batch 16, six one-stage
+# data-parallel ranks of 4,4,2,2,2,2 sequences, here on this machine's CPUs), the predicted timeline (frenzy-opt --emit=trace with
 # this machine's device profile) against the measured one (frenzy-launch
 # --trace, RUNS runs of STEPS steps, the first step of each skipped).
 # Prints per plan the predicted step, the measured median step and the
@@ -38,7 +39,7 @@ cluster() { # NAME RANKS
   printf 'name: %s\nnodes:\n  - {name: localhost, gpu: cpu, count: %s}\ngpu_types:\n  - {name: cpu, profile: %s}\n' \
     "$1" "$2" "$PROFILE" > "$work/$1.yaml"
 }
-cluster cpu1 1; cluster cpu4 4; cluster cpu8 8
+cluster cpu1 1; cluster cpu4 4; cluster cpu6 6
 # name | cluster | frenzy-opt arguments
 plans=(
   "one-rank|cpu1|--batch=8"
@@ -46,7 +47,7 @@ plans=(
   "2-stage-gpipe|cpu4|--global-batch=8 --layout=1,1@4 --schedule=gpipe"
   "tp2|cpu4|--global-batch=8 --layout=2x2@4"
   "uneven-pipelines|cpu4|--global-batch=8 --layout=1,1@3/2@1"
-  "readme-8dp|cpu8|--global-batch=8 --layout=2@1/2@1/2@1/2@1/2@1/2@1/2@1/2@1"
+  "readme-lab-small|cpu6|--global-batch=16 --layout=2@4/2@4/2@2/2@2/2@2/2@2"
 )
 echo "tiny GPT (examples/gpt2-tiny.onnx), global batch 8 x 64, $RUNS runs x $STEPS steps; profile $PROFILE"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores${rt:+, launches under ${rt[*]}}"

@@ -35,6 +35,7 @@ struct Op {
   Args args;
   std::string key;         // Send/Recv: the message; Collective: its id
   int members = 0;         // Collective: ranks taking part
+  int step = 0;            // which of the played steps
   std::string waitName;    // Recv/Collective: the wait slice's name
 };
 
@@ -48,6 +49,7 @@ public:
     else
       for (const plan::Rank &r : plan.ranks())
         rankOps.push_back(opsOf(r));
+    repeatSteps();
     play();
     return std::move(out);
   }
@@ -109,9 +111,7 @@ private:
         double n = in.outputs_size() ? (plan::tensorBytes(
                                            prog.tensors(in.outputs(0))))
                                      : 0;
-        s = p.opOverhead + tp.reduceLatency +
-            2.0 * double(tpSize - 1) / double(std::max<int64_t>(tpSize, 1)) *
-                n / tp.reduceBandwidth;
+        s = p.opOverhead + tp.allReduceSeconds(n, double(tpSize));
       } else {
         s = p.kernelSeconds(in.op(),
                             c == plan::kMatmul      ? KernelKind::Contraction
@@ -167,15 +167,6 @@ private:
     const plan::Program &prog = *plan::programAt(plan, st->program());
     const DeviceProfile &p = profileOf(r.gpu_type());
     int64_t tpSize = st->ranks_size();
-    // CPU ranks beyond the node's cores share them (MPI waits spin, so a
-    // waiting rank takes its share too): everything runs that much slower.
-    double share = 1;
-    if (p.cores > 0) {
-      int onNode = 0;
-      for (const plan::Rank &o : plan.ranks())
-        onNode += o.node() == r.node() && o.gpu_type() == r.gpu_type();
-      share = std::max(1.0, double(onNode) / double(p.cores));
-    }
     LinkProfile tpLink =
         linkBetween(r, plan.ranks(st->ranks((r.tp_rank() + 1) % tpSize)));
     std::vector<int32_t> fwd(st->forward_instrs().begin(),
@@ -258,8 +249,7 @@ private:
           o.cat = "comm";
           o.key = "dp" + std::to_string(g);
           o.members = grp.ranks_size();
-          o.seconds = l.reduceLatency * std::max(1.0, std::log2(n)) +
-                      2.0 * (n - 1) / n * bytes / l.reduceBandwidth;
+          o.seconds = l.allReduceSeconds(bytes, n);
           o.waitName = "wait dp";
           o.args = {{"bytes", bytes}};
           ops.push_back(o);
@@ -309,6 +299,15 @@ private:
                                         : l.latency + bytes / l.bandwidth;
             o.waitName = "wait tied params";
             ops.push_back(o);
+            // The owner's sync ends when the receiver has the parameters
+            // (the runtime waits for its sends; a large one completes only
+            // once received), inside the owner's one "sync tied params".
+            Op ack;
+            ack.kind = r.id() == owner ? Op::Recv : Op::Send;
+            ack.name = "sync tied params";
+            ack.cat = "comm";
+            ack.key = o.key + ":received";
+            ops.push_back(ack);
           }
         }
         break;
@@ -316,16 +315,33 @@ private:
         break;
       }
     }
-    for (Op &o : ops) {
-      o.seconds *= share;
-      for (auto &[key, v] : o.args)
-        if (key != "bytes")
-          v *= share;
-    }
     return ops;
   }
 
+  /// Steps overlap: nothing waits for every rank between two steps, so a
+  /// rank that ends its step early starts the next one while the others
+  /// finish theirs (and, on a shared core, takes the core from them). The
+  /// steady state is what a run's median step measures: every rank's
+  /// stream is played kSteps times and the one before the last (which the
+  /// next step's early ranks disturb, as in a run) is the prediction.
+  static constexpr int kSteps = 5, kShown = kSteps - 2;
+  void repeatSteps() {
+    for (std::vector<Op> &ops : rankOps) {
+      size_t n = ops.size();
+      for (int k = 1; k < kSteps; ++k)
+        for (size_t i = 0; i < n; ++i) {
+          Op o = ops[i];
+          o.step = k;
+          if (!o.key.empty())
+            o.key += "@" + std::to_string(k);
+          ops.push_back(std::move(o));
+        }
+    }
+  }
+
   void slice(int rank, const Op &o, double start, double seconds) {
+    if (o.step != kShown)
+      return;
     plan::TraceEvent e;
     e.pid = rank;
     e.tid = o.kind == Op::Compute ? plan::kComputeThread : plan::kCommThread;
@@ -337,9 +353,10 @@ private:
     out.events.push_back(std::move(e));
   }
 
-  void wait(int rank, const std::string &name, double from, double to) {
-    if (to - from <= 1e-9)
+  void wait(int rank, const Op &o, double from, double to) {
+    if (to - from <= 1e-9 || o.step != kShown || o.waitName.empty())
       return;
+    const std::string &name = o.waitName;
     plan::TraceEvent e;
     e.pid = rank;
     e.tid = plan::kCommThread;
@@ -350,59 +367,160 @@ private:
     out.events.push_back(std::move(e));
   }
 
-  /// Advances every rank as far as its dependencies allow, until all end.
+  /// The core each rank runs on, when its node has more CPU ranks than
+  /// cores: frenzy-launch binds them round-robin (the node's i-th rank on
+  /// core i mod cores). Otherwise each rank has a core of its own ("").
+  std::vector<std::string> coreOfRanks() {
+    std::vector<std::string> core(std::max(1, plan.ranks_size()));
+    std::map<std::string, int> onNode, seen;
+    for (const plan::Rank &r : plan.ranks())
+      ++onNode[r.node() + "/" + r.gpu_type()];
+    for (const plan::Rank &r : plan.ranks()) {
+      std::string node = r.node() + "/" + r.gpu_type();
+      int cores = profileOf(r.gpu_type()).cores;
+      int i = seen[node]++;
+      if (plan.ranks_size() > 1 && cores > 0 && onNode[node] > cores)
+        core[r.id()] = node + "#" + std::to_string(i % cores);
+    }
+    return core;
+  }
+
+  /// Plays the ranks in time order. A rank runs while it can: its compute,
+  /// sends, and receives and collectives whose inputs are there. A rank
+  /// whose message is not there yet waits. Where ranks share a core, the
+  /// waiting one gives it up (frenzy-launch runs oversubscribed ranks with
+  /// Open MPI's mpi_yield_when_idle) and a rank that can run again queues
+  /// for its core, first come first served, then keeps it until it waits
+  /// again (as under SCHED_FIFO; the kernel's time slices under normal
+  /// scheduling share the same work among the same ranks differently).
   void play() {
     size_t R = rankOps.size();
+    auto coreOf = coreOfRanks();
+    std::map<std::string, int> freeCores;
+    for (const std::string &c : coreOf)
+      freeCores[c] = c.empty() ? 1 << 30 : 1;
+    enum State { Runnable, Queued, Running, Blocked, Done };
+    std::vector<State> state(R, Runnable);
+    std::vector<bool> holds(R, false);
     std::vector<size_t> next(R, 0);
-    std::vector<double> now(R, 0);
-    std::map<std::string, double> sent;                      // key -> ready
-    std::map<std::string, std::map<int, double>> arrived;    // collective
-    bool progress = true;
-    while (progress) {
-      progress = false;
-      for (size_t r = 0; r < R; ++r)
-        while (next[r] < rankOps[r].size()) {
+    std::vector<double> endAt(R, 0), since(R, 0), opStart(R, 0);
+    std::vector<double> queuedAt(R, 0), lastStart(R, 0), lastEnd(R, 0);
+    std::map<std::string, double> sent;                   // key -> ready
+    std::map<std::string, std::map<int, double>> arrived; // collective
+    double t = 0;
+    auto release = [&](size_t r) {
+      if (holds[r])
+        ++freeCores[coreOf[r]];
+      holds[r] = false;
+    };
+    for (;;) {
+      // Every rank that is not running decides what it can do now.
+      bool changed = true;
+      while (changed) {
+        changed = false;
+        for (size_t r = 0; r < R; ++r) {
+          if (state[r] == Running || state[r] == Done || state[r] == Queued)
+            continue;
+          if (next[r] == rankOps[r].size()) {
+            release(r);
+            state[r] = Done;
+            changed = true;
+            continue;
+          }
           const Op &o = rankOps[r][next[r]];
-          double &t = now[r];
-          if (o.kind == Op::Compute) {
-            slice(int(r), o, t, o.seconds);
-            t += o.seconds;
-          } else if (o.kind == Op::Send) {
-            slice(int(r), o, t, o.seconds);
-            t += o.seconds;
-            sent[o.key] = t;
-          } else if (o.kind == Op::Recv) {
+          bool ready = true;
+          if (o.kind == Op::Recv) {
             auto it = sent.find(o.key);
-            if (it == sent.end())
-              break;
-            double start = std::max(t, it->second);
-            wait(int(r), o.waitName, t, start);
-            slice(int(r), o, start, o.seconds);
-            t = start + o.seconds;
-          } else {
+            ready = it != sent.end() && it->second <= t + 1e-12;
+          } else if (o.kind == Op::Collective) {
             auto &who = arrived[o.key];
             who.emplace(int(r), t);
-            if (int(who.size()) < o.members)
-              break;
-            double start = 0;
-            for (auto &[k, at] : who)
-              start = std::max(start, at);
-            wait(int(r), o.waitName, t, start);
-            slice(int(r), o, start, o.seconds);
-            t = start + o.seconds;
+            ready = int(who.size()) >= o.members;
           }
-          ++next[r];
-          progress = true;
+          if (!ready) {
+            if (state[r] != Blocked) {
+              release(r);
+              state[r] = Blocked;
+              since[r] = t;
+            }
+            continue;
+          }
+          if (state[r] == Blocked)
+            changed = true;
+          if (!holds[r]) {
+            if (state[r] != Blocked)
+              since[r] = t;
+            state[r] = Queued;
+            queuedAt[r] = t + 1e-15 * double(r);
+            continue;
+          }
+          state[r] = Running; // holds its core: starts at once
+          opStart[r] = t;
+          endAt[r] = t + o.seconds;
         }
+        // Free cores go to the ranks that have queued longest.
+        std::vector<size_t> queue;
+        for (size_t r = 0; r < R; ++r)
+          if (state[r] == Queued)
+            queue.push_back(r);
+        std::sort(queue.begin(), queue.end(), [&](size_t a, size_t b) {
+          return queuedAt[a] < queuedAt[b];
+        });
+        for (size_t r : queue) {
+          int &f = freeCores[coreOf[r]];
+          if (f == 0)
+            continue;
+          --f;
+          holds[r] = true;
+          const Op &o = rankOps[r][next[r]];
+          if (o.kind != Op::Compute && t - since[r] > 1e-12)
+            wait(int(r), o, since[r], t);
+          state[r] = Running;
+          opStart[r] = o.waitName.empty() && o.kind == Op::Recv ? since[r] : t;
+          endAt[r] = t + o.seconds;
+        }
+      }
+      // The next event: an op ends, or a message that is on its way lands.
+      double tNext = 1e300;
+      for (size_t r = 0; r < R; ++r)
+        if (state[r] == Running)
+          tNext = std::min(tNext, endAt[r]);
+      for (auto &[key, at] : sent)
+        if (at > t + 1e-12)
+          tNext = std::min(tNext, at);
+      if (tNext == 1e300)
+        break; // all done (or a plan that cannot finish: stop)
+      t = tNext;
+      for (size_t r = 0; r < R; ++r) {
+        if (state[r] != Running || endAt[r] > t + 1e-12)
+          continue;
+        const Op &o = rankOps[r][next[r]];
+        slice(int(r), o, opStart[r], t - opStart[r]);
+        if (o.kind == Op::Send)
+          sent[o.key] = t;
+        size_t perStep = rankOps[r].size() / kSteps;
+        if (++next[r] == perStep * kShown)
+          lastStart[r] = t;
+        if (next[r] == perStep * (kShown + 1))
+          lastEnd[r] = t;
+        since[r] = t;
+        state[r] = Runnable;
+      }
     }
-    out.rankSeconds = now;
+    // The step shown, from the earliest rank's start of it.
+    double base = *std::min_element(lastStart.begin(), lastStart.end());
+    for (plan::TraceEvent &e : out.events)
+      e.startUs -= base * 1e6;
+    out.rankSeconds.assign(R, 0);
     for (size_t r = 0; r < R; ++r) {
-      out.stepSeconds = std::max(out.stepSeconds, now[r]);
+      out.rankSeconds[r] = lastEnd[r] - lastStart[r];
+      out.stepSeconds = std::max(out.stepSeconds, out.rankSeconds[r]);
       Op step;
       step.name = "step";
       step.cat = "step";
+      step.step = kShown;
       step.args = {{"step", 1}};
-      slice(int(r), step, 0, now[r]);
+      slice(int(r), step, lastStart[r] - base, out.rankSeconds[r]);
     }
   }
 

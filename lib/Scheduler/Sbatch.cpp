@@ -51,13 +51,15 @@ void frenzy::sched::writeSbatchScript(const SbatchJob &job,
   if (!job.note.empty())
     os << "# " << job.note << "\n";
   os << "#SBATCH --job-name=" << job.name << "\n";
-  os << "#SBATCH --time=" << slurmTime(job.predictedSeconds * 1.5 + 600)
-     << "\n";
+  std::string time = slurmTime(job.predictedSeconds * 1.5 + 600);
   bool first = true;
   for (const auto &[key, nodes] : components) {
+    // Options after `hetjob` belong to the next component only, so each
+    // component states its own time limit.
     if (!first)
       os << "#SBATCH hetjob\n";
     first = false;
+    os << "#SBATCH --time=" << time << "\n";
     std::string list;
     for (int n : nodes)
       list += (list.empty() ? "" : ",") + c.nodes()[n].name;

@@ -51,6 +51,18 @@ int relaunch(const Options &o, const plan::Plan &p) {
   std::vector<std::string> args = {"mpirun", "-np",
                                    std::to_string(p.ranks_size()),
                                    "--oversubscribe", "--bind-to", "none"};
+  // More ranks than cores: each core gets every cores-th rank (bound, so the
+  // cores' loads are the plan's, not the scheduler's placement), and a rank
+  // waiting in MPI gives its core up to a rank bound there instead of
+  // spinning on it. The predicted timeline models exactly this
+  // (lib/Planning/TimelineSimulation.cpp, docs/calibration.md).
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores > 0 && p.ranks_size() > cores) {
+    args.resize(4);
+    args.insert(args.end(), {"--map-by", "core", "--bind-to",
+                             "core:overload-allowed", "--mca",
+                             "mpi_yield_when_idle", "1"});
+  }
   if (geteuid() == 0)
     args.push_back("--allow-run-as-root");
   char self[4096];
@@ -83,10 +95,11 @@ void printPlan(const plan::Plan &p) {
               p.ranks(0).schedule().c_str());
   for (const plan::StageProgram &sp : p.stages()) {
     std::printf("  pipeline %d stage %d: layers %" PRId64 "-%" PRId64 "%s%s, "
-                "%" PRId64 " micro-batches, ranks",
+                "%" PRId64 " micro-batches,%s ranks",
                 sp.pipeline(), sp.stage(), sp.first_layer(), sp.last_layer(),
                 sp.embed() ? " +embed" : "", sp.head() ? " +head" : "",
-                sp.micro_batches());
+                sp.micro_batches(),
+                sp.recompute_forward() ? " full recompute," : "");
     for (int32_t r : sp.ranks())
       std::printf(" %d (%s:%s:%d)", r, p.ranks(r).node().c_str(),
                   p.ranks(r).gpu_type().c_str(), p.ranks(r).device());
