@@ -97,7 +97,10 @@ void FastSearch::buildTemplates(int64_t mb, std::vector<Template> &out) {
         if (!llvm::is_contained(groups.tps[b], tp))
           continue;
         int64_t na = groups.groupsOf(a, tp), nb = groups.groupsOf(b, tp);
-        for (int64_t x = 1; x <= std::min<int64_t>(4, na); ++x)
+        // Up to 4 groups of each; with many types (pairs grow as types^2)
+        // up to 2 of the larger-memory one.
+        int64_t maxA = order.size() > 5 ? 2 : 4;
+        for (int64_t x = 1; x <= std::min<int64_t>(maxA, na); ++x)
           for (int64_t y = 1; y <= std::min<int64_t>(4, nb) && x + y <= L;
                ++y) {
             std::vector<int> stages(x, a);
@@ -128,9 +131,9 @@ void FastSearch::buildTemplates(int64_t mb, std::vector<Template> &out) {
       for (size_t k = 0; k < pair.size() && k < 8; ++k)
         out.push_back(std::move(pair[k]));
     }
-  // Three types in one pipeline (1-2 stage groups each), where the types
-  // are few enough that the triples stay cheap.
-  if (order.size() >= 3 && order.size() <= 5)
+  // Three types in one pipeline (1-2 stage groups each), on small clusters
+  // of few types, where the triples stay cheap.
+  if (order.size() >= 3 && order.size() <= 5 && p.totalGpus() <= 16)
     for (size_t i = 0; i < order.size(); ++i)
       for (size_t j = i + 1; j < order.size(); ++j)
         for (size_t k = j + 1; k < order.size(); ++k) {
@@ -316,6 +319,16 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
   std::vector<size_t> mixed;
   for (size_t i = 0; i < ts.size(); ++i)
     (ts[i].mixed ? mixed : ofType[ts[i].stageDevice[0]]).push_back(i);
+  // The descent's mixed moves cost O(fills) each: beyond 16 mixed
+  // templates keep the fastest per GPU (micro-batches per second per GPU).
+  if (mixed.size() > 16) {
+    std::stable_sort(mixed.begin(), mixed.end(), [&](size_t a, size_t b) {
+      return ts[a].bottleneck * double(ts[a].totalGpus()) <
+             ts[b].bottleneck * double(ts[b].totalGpus());
+    });
+    mixed.resize(16);
+    std::sort(mixed.begin(), mixed.end());
+  }
 
   // Per type, its fills: each homogeneous template as many times as the
   // type's GPUs allow (the rest filled by others), or only as many as one
@@ -371,7 +384,7 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
                        });
       // The best few go to exact scoring; more where plans are cheap to
       // place and score.
-      if (seen.size() > (p.totalGpus() <= 64 ? 48u : 8u))
+      if (seen.size() > (p.totalGpus() <= 16 ? 48u : 8u))
         seen.pop_back();
     }
     return q;
@@ -404,7 +417,7 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
   // that takes their GPUs must let them change shape to pay off).
   auto descend = [&](std::vector<size_t> ch, std::vector<int64_t> mc) {
     Quick cur = evaluate(ch, mc);
-    for (int round = 0; round < 8; ++round) {
+    for (int round = 0; round < 4; ++round) {
       bool changed = false;
       for (int d = 0; d < K; ++d)
         changed |= repick(d, ch, mc, cur);
@@ -414,8 +427,6 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
           if (ts[mixed[k]].gpus[d])
             most = std::min(most, groups.gpus[d] / ts[mixed[k]].gpus[d]);
         std::vector<int64_t> tries = {0, 1, most};
-        if (mc[k] > 1 && mc[k] != INT64_MAX)
-          tries.push_back(mc[k] / 2);
         for (int64_t n : tries) {
           if (n == mc[k])
             continue;
@@ -482,8 +493,8 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
   // as the first pipeline, each step adds the pipeline that shortens the
   // step most. It finds combinations of several mixed templates sharing a
   // type, which single-coordinate moves cannot reach; it costs
-  // O(templates^2) per step, so it runs only where pipelines are few.
-  if (p.totalGpus() <= 64)
+  // O(templates^2) per step, so it runs only on clusters of <= 16 GPUs.
+  if (p.totalGpus() <= 16)
     for (size_t first = 0; first < ts.size(); ++first) {
       std::vector<int64_t> c(ts.size(), 0), free = groups.gpus;
       auto fits = [&](size_t i) {
