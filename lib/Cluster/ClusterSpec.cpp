@@ -9,6 +9,8 @@
 
 #include "frenzy/Cluster/DeviceProfile.h"
 
+#include "TopologyYaml.h"
+
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -171,7 +173,13 @@ template <> struct llvm::yaml::MappingTraits<ClusterSpec> {
   static void mapping(IO &io, ClusterSpec &c) {
     io.mapOptional("name", c.name);
     io.mapRequired("nodes", c.nodes);
+    // The topology names nodes: it is read after them, whatever the order
+    // in the file.
+    if (auto *s = static_cast<TopologyReadState *>(io.getContext()))
+      for (const ClusterNode &n : c.nodes)
+        s->nodes.push_back(n.name);
     io.mapOptional("network", c.network);
+    io.mapOptional("topology", c.topology);
     io.mapOptional("gpu_types", c.gpuTypes);
   }
   static std::string validate(IO &, ClusterSpec &c) {
@@ -243,7 +251,8 @@ llvm::Expected<ClusterSpec> frenzy::readClusterFile(llvm::StringRef path) {
        << ": " << d.getMessage();
   };
   ClusterSpec spec;
-  llvm::yaml::Input in((*buf)->getMemBufferRef(), nullptr, handler, &diag);
+  TopologyReadState topology;
+  llvm::yaml::Input in((*buf)->getMemBufferRef(), &topology, handler, &diag);
   // A file with no document (empty, only comments or "---"), or one whose
   // document does not parse, leaves YAML I/O no node to report a missing
   // field at, and it crashes trying: both stop here.

@@ -31,7 +31,7 @@ struct ProfileFile {
   struct Point {
     double size = 0, rate = 0;
   };
-  std::vector<Point> matmul, attention, memory;
+  std::vector<Point> matmul, attention, memory, allReduce;
   struct Link {
     std::string kind;
     double latencyUs = 0, gbs = 0, reduceLatencyUs = 0, reduceGBs = 0;
@@ -103,6 +103,7 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile> {
     io.mapRequired("links", f.links);
     io.mapOptional("kernel_gbs", f.kernels);
     io.mapOptional("cores", f.cores, 0);
+    io.mapOptional("allreduce_gbs", f.allReduce);
   }
   static std::string validate(IO &, ProfileFile &f) {
     if (f.matmul.empty() || f.attention.empty() || f.memory.empty())
@@ -127,6 +128,20 @@ static double interpolate(const std::vector<RatePoint> &pts, double size) {
   auto lo = hi - 1;
   double f = std::log(size / lo->size) / std::log(hi->size / lo->size);
   return lo->rate + f * (hi->rate - lo->rate);
+}
+
+double LinkProfile::allReduceSeconds(double bytes, double ranks) const {
+  double share = 2.0 * (ranks - 1) / std::max(1.0, ranks);
+  if (!reduceRates.empty() && bytes > 0) {
+    // Below the smallest size measured: from the latency up to it.
+    const RatePoint &first = reduceRates.front();
+    if (bytes < first.size)
+      return share * (reduceLatency + (first.size / first.rate - reduceLatency) *
+                                          bytes / first.size);
+    return share * bytes / interpolate(reduceRates, bytes);
+  }
+  return reduceLatency * std::max(1.0, std::log2(ranks)) +
+         share * bytes / reduceBandwidth;
 }
 
 double DeviceProfile::kernelSeconds(KernelKind kind, double flops,
@@ -233,6 +248,9 @@ frenzy::readDeviceProfile(const std::string &path, const std::string &gpuType) {
   for (const ProfileFile::Link &l : f.links)
     p.links[l.kind] = {l.latencyUs * 1e-6, l.gbs * 1e9,
                        l.reduceLatencyUs * 1e-6, l.reduceGBs * 1e9};
+  // Measured between two ranks of the node: the shared-memory link's.
+  if (p.links.count("shm"))
+    p.links["shm"].reduceRates = points(f.allReduce, 1e9);
   for (const ProfileFile::Kernel &k : f.kernels)
     p.kernelRates[k.op].push_back({k.size, k.rate * 1e9});
   for (auto &[op, pts] : p.kernelRates)

@@ -40,6 +40,8 @@ FailureOr<CostModel> CostModel::build(ModuleOp module, Precision precision,
     oc.contraction =
         isa<MatMulOp, GemmOp, AttentionOp, AttentionGradOp>(op);
     oc.attention = isa<AttentionOp, AttentionGradOp>(op);
+    oc.forward = !op->hasAttr("frenzy.backward") &&
+                 !isa<AdamWUpdateOp, SGDUpdateOp>(op);
     m.totalFlops += oc.flops;
     m.ops[blockIndexOf(op)].push_back(oc);
     // The hidden state crossing a block boundary: a forward value produced
@@ -94,6 +96,30 @@ double CostModel::blockSeconds(int64_t block, const GpuType &gpu,
     cache[key] = perBatch0;
   }
   return perBatch0 * double(microBatch) / double(batch0);
+}
+
+double CostModel::opSeconds(const OpCost &oc, const GpuType &gpu,
+                            double f) const {
+  if (gpu.profile)
+    return gpu.profile->kernelSeconds(oc.attention     ? KernelKind::Attention
+                                      : oc.contraction ? KernelKind::Contraction
+                                                       : KernelKind::MemoryBound,
+                                      oc.flops * f, oc.bytes * f);
+  double compute = oc.flops * f / (gpu.tensorTflops * 1e12 *
+                                   (oc.contraction ? eff.matmul : 0.1));
+  double memory = oc.bytes * f / (gpu.memoryGBs * 1e9 * eff.memory);
+  return std::max(compute, memory);
+}
+
+double CostModel::blockForwardSeconds(int64_t block, const GpuType &gpu,
+                                      int64_t microBatch) const {
+  double f = double(microBatch) / double(batch0), s = 0;
+  auto b = ops.find(block);
+  if (b != ops.end())
+    for (const OpCost &oc : b->second)
+      if (oc.forward)
+        s += opSeconds(oc, gpu, f);
+  return s;
 }
 
 int64_t CostModel::blockParams(int64_t block) const {

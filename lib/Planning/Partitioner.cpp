@@ -17,6 +17,22 @@
 
 using namespace frenzy;
 
+bool frenzy::setRecompute(PartitionOptions &o, llvm::StringRef mode) {
+  // Full recomputation is frenzy-launch's (a stage's forward rerun before
+  // its backward), priced from the selective profile.
+  if (mode == "auto") {
+    o.recompute = Recompute::Selective;
+    o.fullRecompute = 1;
+    return true;
+  }
+  std::optional<Recompute> r = parseRecompute(mode);
+  if (!r)
+    return false;
+  o.fullRecompute = *r == Recompute::Full ? 2 : 0;
+  o.recompute = *r == Recompute::Full ? Recompute::Selective : *r;
+  return true;
+}
+
 llvm::Expected<plan::PlanProblem>
 frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
                          const ClusterSpec &cluster,
@@ -63,6 +79,9 @@ frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
   p.memoryEfficiency = e.memory;
   p.collectiveLatency = e.collectiveLatency;
   p.globalBatch = options.globalBatch;
+  p.topology = cluster.topology;
+  p.fullRecompute = options.fullRecompute;
+  p.gpipe = options.gpipe;
   for (const ClusterNode &n : cluster.nodes) {
     const GpuType *g = cluster.gpuType(n.gpu);
     if (!g)
@@ -82,8 +101,11 @@ frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
       d.memoryGBs = g->memoryGBs;
       d.contextBytes = g->contextBytes;
       d.commBufferBytes = g->commBufferBytes;
-      for (int64_t b : irBlocks)
+      for (int64_t b : irBlocks) {
         d.blockSeconds.push_back(cost.blockSeconds(b, *g, 1));
+        if (options.fullRecompute)
+          d.blockForwardSeconds.push_back(cost.blockForwardSeconds(b, *g, 1));
+      }
       if (cost.precision() == Precision::BF16Mixed && !g->bf16)
         d.unusable = "no bf16 tensor cores; plan with --precision=fp16-mixed";
       p.devices.push_back(std::move(d));
@@ -107,6 +129,16 @@ frenzy::partition(const CostModel &cost, const MemoryModel &memory,
   auto problem = buildPlanProblem(cost, memory, cluster, options);
   if (!problem)
     return problem.takeError();
+  // CPU ranks beyond a node's cores add no compute: they take turns on the
+  // cores (the predicted timeline plays it, docs/calibration.md), so the
+  // search places at most one rank per core where the profile counts them.
+  // A pinned --layout (evaluatePlan) may still oversubscribe.
+  for (size_t i = 0; i < problem->nodes.size(); ++i) {
+    const GpuType *g = cluster.gpuType(cluster.nodes[i].gpu);
+    if (g && g->profile && g->profile->cores > 0)
+      problem->nodes[i].gpus =
+          std::min<int64_t>(problem->nodes[i].gpus, g->profile->cores);
+  }
   std::vector<std::pair<std::string, double>> ranked;
   plan::SolveOptions so;
   so.explain = explain ? &ranked : nullptr;

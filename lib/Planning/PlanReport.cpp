@@ -1,10 +1,13 @@
 //===- PlanReport.cpp - the partition plan as a table or JSON -------------===//
+#include "frenzy/Cluster/Topology.h"
 #include "frenzy/Planning/Partitioner.h"
 
 #include "frenzy/Cluster/DeviceProfile.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+
+#include <algorithm>
 
 using namespace frenzy;
 
@@ -53,12 +56,21 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
                              const PartitionOptions &o,
                              llvm::raw_ostream &os) {
   Totals t = totals(plan, cluster, cost, o);
+  Topology topology(cluster);
   os << llvm::formatv("plan: {0} pipeline(s), {1} of {2} GPUs, micro-batch "
-                      "{3}, global batch {4} x {5}, {6}, recompute {7}\n",
+                      "{3}, global batch {4} x {5}, {6}, recompute {7}{8}\n",
                       plan.pipelines.size(), t.gpusUsed, t.gpusTotal,
                       plan.microBatch, o.globalBatch, o.seq,
                       precisionName(cost.precision()),
-                      recomputeName(o.recompute));
+                      o.fullRecompute == 2 ? llvm::StringRef("full")
+                                           : recomputeName(o.recompute),
+                      o.fullRecompute == 1 ? " (full where only it fits)" : "");
+  os << "schedule: " << (plan.gpipe ? "gpipe" : "1f1b");
+  if (!plan.scheduleNote.empty())
+    os << " (" << plan.scheduleNote << ")";
+  os << "\n";
+  if (std::string topo = topology.summary(); !topo.empty())
+    os << "topology: " << topo << "\n";
   for (size_t p = 0; p < plan.pipelines.size(); ++p) {
     const Pipeline &pipe = plan.pipelines[p];
     os << llvm::formatv("pipeline {0}: {1} stage(s), {2} micro-batches "
@@ -75,10 +87,20 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
         devs += (devs.empty() ? "" : ",") + std::to_string(d);
       os << llvm::formatv(
           "  stage {0}: {1} {2} gpus [{3}] tp {4}  layers {5}  memory "
-          "{6:f1}/{7:f1} GiB  {8:f2} ms per micro-batch\n",
+          "{6:f1}/{7:f1} GiB  {8:f2} ms per micro-batch  recompute {9}",
           s, node.name, g->name, devs, st.tp(), layers(st),
           double(st.peakBytes) / double(1ll << 30),
-          double(g->memoryBytes) / double(1ll << 30), st.seconds * 1e3);
+          double(g->memoryBytes) / double(1ll << 30), st.seconds * 1e3,
+          st.fullRecompute ? llvm::StringRef("full")
+                           : recomputeName(o.recompute));
+      // The link activations and gradients cross to the next stage.
+      if (s + 1 < pipe.stages.size() && pipe.stages[s + 1].node != st.node) {
+        Link l = topology.link(st.node, pipe.stages[s + 1].node);
+        os << llvm::formatv("  -> {0} over {1} {2:f0} Gb/s",
+                            cluster.nodes[pipe.stages[s + 1].node].name,
+                            linkKindName(l.kind), l.bytesPerSecond * 8 / 1e9);
+      }
+      os << "\n";
     }
   }
   for (const IdleGpus &idle : plan.idle) {
@@ -94,6 +116,19 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
                       plan.stepSeconds() * 1e3, plan.pipelineSeconds * 1e3,
                       plan.allReduceSeconds * 1e3,
                       plan.optimizerSeconds * 1e3);
+  if (plan.pipelines.size() > 1) {
+    std::vector<int> nodes;
+    for (const Pipeline &p : plan.pipelines)
+      for (const Stage &st : p.stages)
+        if (!llvm::is_contained(nodes, st.node))
+          nodes.push_back(st.node);
+    std::sort(nodes.begin(), nodes.end());
+    Link l = topology.ringBottleneck(nodes);
+    os << llvm::formatv("gradient all-reduce: ring of {0} pipelines on {1} "
+                        "node(s), slowest link {2} {3:f0} Gb/s\n",
+                        plan.pipelines.size(), nodes.size(),
+                        linkKindName(l.kind), l.bytesPerSecond * 8 / 1e9);
+  }
   // CPU ranks reach tens of GFLOPS: in TFLOPS the peak would print as 0.
   if (t.clusterTflops < 1.0)
     os << llvm::formatv("throughput: {0:f0} tokens/s, MFU {1:f1}% of the "
@@ -126,6 +161,8 @@ void frenzy::printPlanJson(const PartitionPlan &plan,
           {"embed", s.embed},
           {"head", s.head},
           {"peak_bytes", s.peakBytes},
+          {"recompute",
+           s.fullRecompute ? "full" : recomputeName(o.recompute).str()},
           {"seconds_per_micro_batch", s.seconds}});
     }
     pipes.push_back(llvm::json::Object{{"micro_batches", p.microBatches},
@@ -147,6 +184,7 @@ void frenzy::printPlanJson(const PartitionPlan &plan,
                           {"global_batch", o.globalBatch},
                           {"seq", o.seq},
                           {"step_seconds", plan.stepSeconds()},
+                          {"schedule", plan.gpipe ? "gpipe" : "1f1b"},
                           {"tokens_per_second", t.tokensPerSecond},
                           {"mfu", t.mfu},
                           {"pipelines", std::move(pipes)}};

@@ -235,6 +235,7 @@ void frenzy::addStagePrograms(const PartitionPlan &pp,
       sp->set_micro_batches(pipe.microBatches);
       sp->set_first_micro_batch(firstMicroBatch);
       sp->set_predicted_seconds(st.seconds);
+      sp->set_recompute_forward(st.fullRecompute);
       for (size_t i = 0; i < st.devices.size(); ++i) {
         plan::Rank *r = out.add_ranks();
         r->set_id(rankId);

@@ -111,9 +111,7 @@ private:
         double n = in.outputs_size() ? (plan::tensorBytes(
                                            prog.tensors(in.outputs(0))))
                                      : 0;
-        s = p.opOverhead + tp.reduceLatency +
-            2.0 * double(tpSize - 1) / double(std::max<int64_t>(tpSize, 1)) *
-                n / tp.reduceBandwidth;
+        s = p.opOverhead + tp.allReduceSeconds(n, double(tpSize));
       } else {
         s = p.kernelSeconds(in.op(),
                             c == plan::kMatmul      ? KernelKind::Contraction
@@ -251,8 +249,7 @@ private:
           o.cat = "comm";
           o.key = "dp" + std::to_string(g);
           o.members = grp.ranks_size();
-          o.seconds = l.reduceLatency * std::max(1.0, std::log2(n)) +
-                      2.0 * (n - 1) / n * bytes / l.reduceBandwidth;
+          o.seconds = l.allReduceSeconds(bytes, n);
           o.waitName = "wait dp";
           o.args = {{"bytes", bytes}};
           ops.push_back(o);

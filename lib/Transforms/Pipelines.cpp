@@ -59,6 +59,7 @@ void frenzy::buildPlanPipeline(OpPassManager &pm,
   part.globalBatch = o.globalBatch;
   part.seq = o.seq;
   part.recompute = o.recompute;
+  part.schedule = o.schedule;
   part.layout = o.layout;
   part.explain = o.explain;
   pm.addPass(createFrenzyPartition(part));

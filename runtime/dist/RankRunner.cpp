@@ -96,6 +96,27 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
         !(madeForward.count(a.tensor()) && readBackward.count(a.tensor())))
       freeLate.insert(a.tensor());
   }
+  recomputeForward = st->recompute_forward();
+  if (recomputeForward) {
+    std::set<int32_t> sent;
+    for (const plan::Action &a : me.stream())
+      if (a.kind() == plan::Action::SEND)
+        sent.insert(a.tensor());
+    for (int32_t id : madeForward) {
+      if (sent.count(id)) {
+        if (freeLate.count(id))
+          rerunSent.push_back(id); // the rerun's copy is never sent
+      } else if (readBackward.count(id)) {
+        dropAfterForward.push_back(id);
+      }
+    }
+    // A received input read only by the forward would be freed after its
+    // last reader; the rerun needs it, so it is released after the backward.
+    for (const plan::Action &a : me.stream())
+      if (a.kind() == plan::Action::RECV && !madeForward.count(a.tensor()) &&
+          !readBackward.count(a.tensor()) && freeLate.insert(a.tensor()).second)
+        keptInputs.push_back(a.tensor());
+  }
   std::vector<int32_t> order = forward;
   order.insert(order.end(), backward.begin(), backward.end());
   order.insert(order.end(), updates.begin(), updates.end());
@@ -195,9 +216,20 @@ void RankRunner::forwardOrBackward(const plan::Action &a) {
     int32_t loss = ex->lossTensorId();
     if (st->head() && me.tp_rank() == 0 && loss >= 0)
       lossSum += ex->tensor(loss).f32()[0];
+    for (int32_t id : dropAfterForward)
+      ex->release(id);
     return;
   }
+  if (recomputeForward) {
+    // The same micro-batch, step and inputs: the kernels (dropout draws
+    // from a counter seeded by step and sample) give the same values.
+    ex->run(forward);
+    for (int32_t id : rerunSent)
+      ex->release(id);
+  }
   ex->run(backward);
+  for (int32_t id : keptInputs)
+    ex->release(id);
   for (int32_t g : grads) {
     const Tensor &t = ex->tensor(g);
     std::vector<float> &acc = accum[g];

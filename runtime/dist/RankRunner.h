@@ -73,6 +73,12 @@ private:
   std::vector<const plan::CommGroup *> tiedGroups;
   std::set<int32_t> freeLate;                     // released after sending
   std::vector<int32_t> toRelease;
+  /// Full recomputation (StageProgram.recompute_forward): what the forward
+  /// makes for the backward is dropped after it and made again by running
+  /// the forward before the backward; received inputs are kept until the
+  /// backward has run.
+  bool recomputeForward = false;
+  std::vector<int32_t> dropAfterForward, keptInputs, rerunSent;
   const TokenData *data = nullptr;
   std::optional<TokenInputs> inputs;
   double lossSum = 0;

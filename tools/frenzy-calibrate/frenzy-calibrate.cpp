@@ -55,6 +55,7 @@ struct Options {
 struct Link {
   double latency = 0, bandwidth = 0, reduceLatency = 0, reduceBandwidth = 0;
   double sendBandwidth = 0; // the runtime's send: private copy + post
+  std::vector<std::pair<double, double>> reduceRates; // bytes, bytes/s
 };
 
 /// Median seconds of `f` over `n` rounds.
@@ -118,6 +119,33 @@ int measureLinks(const std::string &path, bool quick) {
   size_t bigFloats = 1 << 20;
   l.reduceBandwidth = double(bigFloats * 4) /
                       std::max(1e-9, allReduce(bigFloats) - l.reduceLatency);
+  // All-reduce by size, as a step meets it: other kernels ran since the
+  // last one, so MPI's shared-memory buffers and the data are out of cache
+  // (an 8 MiB sweep before each timed call; warm, a 32 KiB reduction takes
+  // 18 us here, after a sweep 30 us, and about 37 us in a TP-2 step).
+  {
+    std::vector<char> sweep(8 << 20, 1);
+    for (size_t floats : {size_t(1) << 10, size_t(1) << 12, size_t(1) << 14,
+                          size_t(1) << 16, size_t(1) << 18, size_t(1) << 20}) {
+      std::vector<float> buf(floats, 1.0f);
+      std::vector<double> t;
+      int n = floats > (1 << 18) ? rounds / 10 + 3 : rounds / 4 + 3;
+      for (int k = 0; k < n; ++k) {
+        for (size_t j = 0; j < sweep.size(); j += 64)
+          ++sweep[j];
+        MPI_Barrier(MPI_COMM_WORLD);
+        auto t0 = std::chrono::steady_clock::now();
+        MPI_Allreduce(MPI_IN_PLACE, buf.data(), int(floats), MPI_FLOAT,
+                      MPI_SUM, MPI_COMM_WORLD);
+        t.push_back(std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count());
+      }
+      std::sort(t.begin(), t.end());
+      double bytes = double(floats * 4);
+      l.reduceRates.emplace_back(bytes, bytes / t[t.size() / 2]);
+    }
+  }
   // The runtime's send of an activation-sized tensor (Comm::send: a fresh
   // private copy, then MPI_Isend), as a pipeline stage pays it.
   {
@@ -145,7 +173,10 @@ int measureLinks(const std::string &path, bool quick) {
   if (me == 0) {
     std::ofstream out(path);
     out << l.latency << " " << l.bandwidth << " " << l.reduceLatency << " "
-        << l.reduceBandwidth << " " << l.sendBandwidth << "\n";
+        << l.reduceBandwidth << " " << l.sendBandwidth;
+    for (auto &[bytes, rate] : l.reduceRates)
+      out << " " << bytes << " " << rate;
+    out << "\n";
   }
   return 0;
 }
@@ -184,6 +215,8 @@ bool runLinks(const Options &o, Link &l) {
   bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
             (in >> l.latency >> l.bandwidth >> l.reduceLatency >>
              l.reduceBandwidth >> l.sendBandwidth);
+  for (double bytes, rate; ok && in >> bytes >> rate;)
+    l.reduceRates.emplace_back(bytes, rate);
   unlink(tmpl);
   return ok;
 }
@@ -264,6 +297,13 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
                 l.latency * 1e6, l.bandwidth / 1e9, l.reduceLatency * 1e6,
                 l.reduceBandwidth / 1e9);
   y << buf;
+  if (!l.reduceRates.empty())
+    y << "allreduce_gbs:   # two ranks, by buffer bytes, buffers out of cache\n";
+  for (auto &[bytes, rate] : l.reduceRates) {
+    std::snprintf(buf, sizeof(buf), "  - { size: %.6g, rate: %.6g }\n", bytes,
+                  rate / 1e9);
+    y << buf;
+  }
   std::ofstream out(o.out, std::ios::trunc);
   out << y.str();
   if (!out)

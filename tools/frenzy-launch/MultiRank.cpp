@@ -95,10 +95,11 @@ void printPlan(const plan::Plan &p) {
               p.ranks(0).schedule().c_str());
   for (const plan::StageProgram &sp : p.stages()) {
     std::printf("  pipeline %d stage %d: layers %" PRId64 "-%" PRId64 "%s%s, "
-                "%" PRId64 " micro-batches, ranks",
+                "%" PRId64 " micro-batches,%s ranks",
                 sp.pipeline(), sp.stage(), sp.first_layer(), sp.last_layer(),
                 sp.embed() ? " +embed" : "", sp.head() ? " +head" : "",
-                sp.micro_batches());
+                sp.micro_batches(),
+                sp.recompute_forward() ? " full recompute," : "");
     for (int32_t r : sp.ranks())
       std::printf(" %d (%s:%s:%d)", r, p.ranks(r).node().c_str(),
                   p.ranks(r).gpu_type().c_str(), p.ranks(r).device());

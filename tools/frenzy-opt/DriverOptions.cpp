@@ -78,8 +78,10 @@ cl::opt<bool> explainPlan(
     cl::init(false), cl::cat(trainCategory));
 cl::opt<std::string>
     recomputeMode("recompute",
-                  cl::desc("none, selective or full (partitioner)"),
-                  cl::init("selective"), cl::cat(trainCategory));
+                  cl::desc("auto (selective, and full recomputation on the "
+                           "stages only it fits), or none, selective or full "
+                           "for every stage"),
+                  cl::init("auto"), cl::cat(trainCategory));
 cl::opt<std::string> layoutSpec(
     "layout",
     cl::desc("Pin the partition instead of searching: pipelines separated by "
@@ -162,10 +164,10 @@ std::optional<Mode> modeFor(llvm::StringRef input, llvm::StringRef output) {
       optimizerKind != "none")
     return fail("--optimizer must be adamw, sgd or none, got '" +
                 optimizerKind + "'");
-  if (recomputeMode != "none" && recomputeMode != "selective" &&
-      recomputeMode != "full")
+  PartitionOptions probe;
+  if (!setRecompute(probe, recomputeMode))
     return fail("unknown --recompute '" + recomputeMode +
-                "'; valid values: none, selective, full");
+                "'; valid values: auto, none, selective, full");
   return m;
 }
 
@@ -197,7 +199,8 @@ PartitionOptions partitionOptions() {
                    : batchSize > 0 ? int64_t(batchSize)
                                    : 8;
   po.seq = seqLength > 0 ? int64_t(seqLength) : 1024;
-  po.recompute = parseRecompute(recomputeMode).value_or(Recompute::Selective);
+  setRecompute(po, recomputeMode);
+  po.gpipe = scheduleKind == "gpipe";
   return po;
 }
 

@@ -9,6 +9,7 @@
 #define FRENZY_CLUSTER_CLUSTERSPEC_H
 
 #include "frenzy/Cluster/GpuCatalogue.h"
+#include "frenzy/Cluster/TopologySpec.h"
 
 #include "llvm/Support/Error.h"
 #include <string>
@@ -37,7 +38,8 @@ struct ClusterNode {
   double bandwidthGBs() const; // linkGBs or the link's default
 };
 
-/// The inter-node network, one figure for every node pair.
+/// The inter-node network: every node pair's link unless the topology
+/// says otherwise.
 struct ClusterNetwork {
   double bandwidthGbps = 25;   // Gb/s per node
   double latencyUs = 10;       // microseconds per message
@@ -47,6 +49,8 @@ struct ClusterSpec {
   std::string name;
   std::vector<ClusterNode> nodes;
   ClusterNetwork network;
+  /// Racks, link kinds and node pairs (Topology.h answers link questions).
+  TopologySpec topology;
   /// GPU types described in the file: new ones, or overrides of catalogue
   /// entries of the same name.
   std::vector<GpuType> gpuTypes;

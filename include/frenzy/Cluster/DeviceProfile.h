@@ -36,6 +36,15 @@ struct LinkProfile {
   double bandwidth = 25e9;    // bytes/s of a point-to-point message
   double reduceLatency = 10e-6; // seconds of a small all-reduce (2 ranks)
   double reduceBandwidth = 25e9; // bytes/s of a large all-reduce's buffer
+  /// All-reduce rate between two ranks by buffer bytes, where measured
+  /// (frenzy-calibrate: the shm link, MPI buffers out of cache as between
+  /// a step's kernels). Small reductions are far slower than latency plus
+  /// bytes over the large buffers' bandwidth (32 KiB: 30 us, not 6).
+  std::vector<RatePoint> reduceRates;
+
+  /// Seconds of an all-reduce of `bytes` per rank among `ranks` ranks
+  /// (ring: each rank moves 2(n-1)/n of the buffer).
+  double allReduceSeconds(double bytes, double ranks) const;
 };
 
 /// What one kernel is, for its time.

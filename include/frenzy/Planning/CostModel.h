@@ -44,6 +44,10 @@ public:
   /// of `microBatch` sequences on one GPU of `gpu` (no parallelism).
   double blockSeconds(int64_t block, const GpuType &gpu,
                       int64_t microBatch) const;
+  /// The forward part of blockSeconds (not cached): what full
+  /// recomputation runs again before the block's backward.
+  double blockForwardSeconds(int64_t block, const GpuType &gpu,
+                             int64_t microBatch) const;
   /// Training FLOPs of one sequence through the whole model.
   double flopsPerSequence() const { return totalFlops / double(batch0); }
   /// Bytes crossing a layer boundary per sequence (the hidden state).
@@ -58,7 +62,10 @@ private:
   struct OpCost {
     double flops = 0, bytes = 0;
     bool contraction = false, attention = false;
+    bool forward = false; // neither backward nor an optimizer update
   };
+  /// One op at `f` times its reference size, by profile or roofline.
+  double opSeconds(const OpCost &oc, const GpuType &gpu, double f) const;
   std::map<int64_t, std::vector<OpCost>> ops; // by block, at batch0
   std::map<int64_t, int64_t> params;
   int64_t layers = 0, batch0 = 1, boundaryBytes = 0;

@@ -24,7 +24,17 @@ struct PartitionOptions {
   int64_t globalBatch = 8;
   int64_t seq = 1024;
   Recompute recompute = Recompute::Selective;
+  /// Full recomputation (frenzy-launch's, per stage): 0 never, 1 on the
+  /// stages that fit only with it (--recompute=auto), 2 on every stage.
+  int fullRecompute = 0;
+  /// GPipe asked for: its memory is checked on the plan.
+  bool gpipe = false;
 };
+
+/// Sets recompute and fullRecompute from a --recompute value: auto
+/// (selective, full where only it fits), none, selective or full (every
+/// stage); false for anything else.
+bool setRecompute(PartitionOptions &o, llvm::StringRef mode);
 
 struct Alternative {
   std::string description;

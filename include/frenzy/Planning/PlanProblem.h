@@ -16,6 +16,8 @@
 #ifndef FRENZY_PLANNING_PLANPROBLEM_H
 #define FRENZY_PLANNING_PLANPROBLEM_H
 
+#include "frenzy/Cluster/TopologySpec.h"
+
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -34,6 +36,10 @@ struct Stage {
   int64_t tp() const { return int64_t(devices.size()); }
   double seconds = 0;    // forward + backward of one micro-batch
   int64_t peakBytes = 0; // per rank
+  /// Full recomputation as frenzy-launch runs it: only what the stage
+  /// received is kept between a micro-batch's forward and backward, and
+  /// the backward runs the forward again (PlanProblem::fullRecompute).
+  bool fullRecompute = false;
 };
 
 struct Pipeline {
@@ -66,6 +72,11 @@ struct PartitionPlan {
   }
   std::string description; // the choice that produced it, for --explain
   std::vector<IdleGpus> idle;
+  /// The schedule whose memory the stages were checked under: GPipe when
+  /// asked for (PlanProblem::gpipe) and every stage holds all of its
+  /// pipeline's micro-batches; else 1F1B, and scheduleNote says why.
+  bool gpipe = false;
+  std::string scheduleNote;
 };
 using PlanSolution = PartitionPlan;
 
@@ -115,6 +126,9 @@ struct DeviceProfile {
   /// Seconds of forward + backward + update of one sequence per block
   /// (ModelProfile::blocks' order); a micro-batch of b takes b times that.
   std::vector<double> blockSeconds;
+  /// The forward part of blockSeconds (what full recomputation repeats);
+  /// empty: full recomputation is not offered on this type.
+  std::vector<double> blockForwardSeconds;
   /// Why the type cannot run this step at all (empty: it can).
   std::string unusable;
 };
@@ -132,6 +146,15 @@ struct PlanProblem {
   std::vector<Node> nodes; // the cluster file's order
   double networkGBs = 25.0 / 8; // inter-node, GB/s per node
   double networkLatency = 10e-6;
+  /// Racks, zones, per-kind and per-pair links (the cluster file's
+  /// topology: section); empty: every node pair uses the network figure.
+  TopologySpec topology;
+  /// Stages that use full recomputation: 0 none, 1 those that fit only
+  /// with it, 2 every stage.
+  int fullRecompute = 0;
+  /// GPipe asked for: the plan's memory is checked with every micro-batch
+  /// of a pipeline in flight (PartitionPlan::gpipe says if it held).
+  bool gpipe = false;
   double networkEfficiency = 0.8, memoryEfficiency = 0.7;
   double collectiveLatency = 10e-6; // one collective inside a node
   int64_t globalBatch = 8;

@@ -1,7 +1,7 @@
 //===- FastSolver.cpp - the polynomial partition search -------------------===//
 //
 // Per micro-batch size:
-//  1. Templates. Per GPU type and TP degree, homogeneous pipelines of the
+//  1. Templates (FastTemplates.cpp). Per GPU type and TP degree, homogeneous pipelines of the
 //     smallest depth that fits in memory and several deeper ones; per
 //     ordered pair of types (more memory first), mixed pipelines of 1-4
 //     stage groups of each, their layers split by the bottleneck bisection
@@ -39,144 +39,6 @@ FastSearch::FastSearch(const PlanProblem &problem)
 
 bool FastSearch::usable(int d) const {
   return p.devices[d].unusable.empty() && groups.gpus[d] > 0;
-}
-
-void FastSearch::buildTemplates(int64_t mb, std::vector<Template> &out) {
-  int64_t L = std::max<int64_t>(1, cost.layers());
-  int K = int(p.devices.size());
-  // Homogeneous: the smallest depth that fits, and deeper ones (more
-  // stages trade bubbles for faster stages).
-  for (int d = 0; d < K; ++d) {
-    if (!usable(d))
-      continue;
-    for (int64_t tp : groups.tps[d]) {
-      int64_t n = groups.groupsOf(d, tp), deepest = std::min(n, L);
-      std::optional<int64_t> dmin;
-      auto add = [&](int64_t depth) {
-        auto t = shapeTemplate(cost, groups, std::vector<int>(depth, d), tp,
-                               depth * tp > groups.maxPerNode[d], mb,
-                               &smallestNeed);
-        if (t)
-          out.push_back(std::move(*t));
-        return bool(t);
-      };
-      for (int64_t depth = 1; depth <= deepest && !dmin; ++depth)
-        if (add(depth))
-          dmin = depth;
-      if (!dmin)
-        continue;
-      std::vector<int64_t> more;
-      if (n <= 16)
-        for (int64_t depth = *dmin + 1; depth <= deepest; ++depth)
-          more.push_back(depth);
-      else
-        more = {*dmin + 1, *dmin + 2, 2 * *dmin, 4 * *dmin};
-      std::sort(more.begin(), more.end());
-      more.erase(std::unique(more.begin(), more.end()), more.end());
-      for (int64_t depth : more)
-        if (depth <= deepest)
-          add(depth);
-    }
-  }
-  // Mixed pipelines of two types, the larger memory first (stage 0 holds
-  // the most micro-batches in flight under 1F1B).
-  std::vector<int> order;
-  for (int d = 0; d < K; ++d)
-    if (usable(d))
-      order.push_back(d);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return p.devices[a].memoryBytes > p.devices[b].memoryBytes;
-  });
-  if (!mixedPipelines)
-    return;
-  for (size_t i = 0; i < order.size(); ++i)
-    for (size_t j = i + 1; j < order.size(); ++j) {
-      int a = order[i], b = order[j];
-      std::vector<Template> pair;
-      for (int64_t tp : groups.tps[a]) {
-        if (!llvm::is_contained(groups.tps[b], tp))
-          continue;
-        int64_t na = groups.groupsOf(a, tp), nb = groups.groupsOf(b, tp);
-        for (int64_t x = 1; x <= std::min<int64_t>(4, na); ++x)
-          for (int64_t y = 1; y <= std::min<int64_t>(4, nb) && x + y <= L;
-               ++y) {
-            std::vector<int> stages(x, a);
-            stages.insert(stages.end(), y, b);
-            if (auto t = shapeTemplate(cost, groups, stages, tp, true, mb,
-                                       nullptr))
-              pair.push_back(std::move(*t));
-          }
-      }
-      // Throughput per peak TFLOPS spent: the pair's templates that turn
-      // compute into progress best.
-      auto efficiency = [&](const Template &t) {
-        double tflops = 0;
-        for (int d = 0; d < K; ++d)
-          tflops += double(t.gpus[d]) * p.devices[d].tensorTflops;
-        return 1.0 / (t.bottleneck * tflops);
-      };
-      std::stable_sort(pair.begin(), pair.end(),
-                       [&](const Template &x, const Template &y) {
-                         return efficiency(x) > efficiency(y);
-                       });
-      // The six most efficient, and the two fastest of the rest.
-      if (pair.size() > 6)
-        std::stable_sort(pair.begin() + 6, pair.end(),
-                         [](const Template &x, const Template &y) {
-                           return x.bottleneck < y.bottleneck;
-                         });
-      for (size_t k = 0; k < pair.size() && k < 8; ++k)
-        out.push_back(std::move(pair[k]));
-    }
-  // Three types in one pipeline (1-2 stage groups each), where the types
-  // are few enough that the triples stay cheap.
-  if (order.size() >= 3 && order.size() <= 5)
-    for (size_t i = 0; i < order.size(); ++i)
-      for (size_t j = i + 1; j < order.size(); ++j)
-        for (size_t k = j + 1; k < order.size(); ++k) {
-          int a = order[i], b = order[j], c = order[k];
-          for (int64_t tp : groups.tps[a]) {
-            if (!llvm::is_contained(groups.tps[b], tp) ||
-                !llvm::is_contained(groups.tps[c], tp))
-              continue;
-            for (int64_t x = 1; x <= std::min<int64_t>(2, groups.groupsOf(a, tp)); ++x)
-              for (int64_t y = 1; y <= std::min<int64_t>(2, groups.groupsOf(b, tp)); ++y)
-                for (int64_t z = 1; z <= std::min<int64_t>(2, groups.groupsOf(c, tp)) && x + y + z <= L; ++z) {
-                  std::vector<int> stages(x, a);
-                  stages.insert(stages.end(), y, b);
-                  stages.insert(stages.end(), z, c);
-                  if (auto t = shapeTemplate(cost, groups, stages, tp, true,
-                                             mb, nullptr))
-                    out.push_back(std::move(*t));
-                }
-          }
-        }
-  // Every type's equal share, for models that need more than two types.
-  if (order.size() > 2)
-    for (int64_t tp : p.tpDegrees) {
-      bool all = true;
-      int64_t most = 0;
-      for (int d : order) {
-        all &= llvm::is_contained(groups.tps[d], tp);
-        if (all)
-          most = std::max(most, groups.groupsOf(d, tp));
-      }
-      if (!all)
-        continue;
-      int found = 0;
-      for (int64_t P = 1; P <= most && found < 3; P = P < 4 ? P + 1 : P * 2) {
-        std::vector<int> stages;
-        for (int d : order)
-          stages.insert(stages.end(), groups.groupsOf(d, tp) / P, d);
-        if (int64_t(stages.size()) > L || stages.empty())
-          continue;
-        if (auto t = shapeTemplate(cost, groups, stages, tp, true, mb,
-                                   nullptr)) {
-          ++found;
-          out.push_back(std::move(*t));
-        }
-      }
-    }
 }
 
 FastSearch::Quick FastSearch::quick(const std::vector<Template> &ts,
@@ -316,6 +178,16 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
   std::vector<size_t> mixed;
   for (size_t i = 0; i < ts.size(); ++i)
     (ts[i].mixed ? mixed : ofType[ts[i].stageDevice[0]]).push_back(i);
+  // The descent's mixed moves cost O(fills) each: beyond 16 mixed
+  // templates keep the fastest per GPU (micro-batches per second per GPU).
+  if (mixed.size() > 16) {
+    std::stable_sort(mixed.begin(), mixed.end(), [&](size_t a, size_t b) {
+      return ts[a].bottleneck * double(ts[a].totalGpus()) <
+             ts[b].bottleneck * double(ts[b].totalGpus());
+    });
+    mixed.resize(16);
+    std::sort(mixed.begin(), mixed.end());
+  }
 
   // Per type, its fills: each homogeneous template as many times as the
   // type's GPUs allow (the rest filled by others), or only as many as one
@@ -371,7 +243,7 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
                        });
       // The best few go to exact scoring; more where plans are cheap to
       // place and score.
-      if (seen.size() > (p.totalGpus() <= 64 ? 48u : 8u))
+      if (seen.size() > (p.totalGpus() <= 16 ? 48u : 8u))
         seen.pop_back();
     }
     return q;
@@ -404,7 +276,7 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
   // that takes their GPUs must let them change shape to pay off).
   auto descend = [&](std::vector<size_t> ch, std::vector<int64_t> mc) {
     Quick cur = evaluate(ch, mc);
-    for (int round = 0; round < 8; ++round) {
+    for (int round = 0; round < 4; ++round) {
       bool changed = false;
       for (int d = 0; d < K; ++d)
         changed |= repick(d, ch, mc, cur);
@@ -414,8 +286,6 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
           if (ts[mixed[k]].gpus[d])
             most = std::min(most, groups.gpus[d] / ts[mixed[k]].gpus[d]);
         std::vector<int64_t> tries = {0, 1, most};
-        if (mc[k] > 1 && mc[k] != INT64_MAX)
-          tries.push_back(mc[k] / 2);
         for (int64_t n : tries) {
           if (n == mc[k])
             continue;
@@ -482,8 +352,8 @@ std::vector<FastSearch::Scored> FastSearch::assign(const std::vector<Template> &
   // as the first pipeline, each step adds the pipeline that shortens the
   // step most. It finds combinations of several mixed templates sharing a
   // type, which single-coordinate moves cannot reach; it costs
-  // O(templates^2) per step, so it runs only where pipelines are few.
-  if (p.totalGpus() <= 64)
+  // O(templates^2) per step, so it runs only on clusters of <= 16 GPUs.
+  if (p.totalGpus() <= 16)
     for (size_t first = 0; first < ts.size(); ++first) {
       std::vector<int64_t> c(ts.size(), 0), free = groups.gpus;
       auto fits = [&](size_t i) {

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "PlanCost.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <cmath>
 #include <queue>
@@ -21,7 +23,38 @@ std::vector<int64_t> usableMicroBatches(const PlanProblem &p) {
   return r;
 }
 
-PlanCost::PlanCost(const PlanProblem &problem) : p(problem) {
+static std::vector<std::string> nodeNames(const PlanProblem &p) {
+  std::vector<std::string> r;
+  for (const Node &n : p.nodes)
+    r.push_back(n.name);
+  return r;
+}
+
+static std::vector<double> nodeLinks(const PlanProblem &p) {
+  std::vector<double> r;
+  for (const Node &n : p.nodes)
+    r.push_back(n.linkGBs);
+  return r;
+}
+
+static std::vector<int> allNodes(const PlanProblem &p) {
+  std::vector<int> r(p.nodes.size());
+  for (size_t i = 0; i < r.size(); ++i)
+    r[i] = int(i);
+  return r;
+}
+
+Topology problemTopology(const PlanProblem &p) {
+  return Topology(nodeNames(p), nodeLinks(p),
+                  {p.networkGBs * 8, p.networkLatency * 1e6}, p.topology);
+}
+
+PlanCost::PlanCost(const PlanProblem &problem)
+    : p(problem), topo(problemTopology(problem)),
+      spanLink(topo.fastestBetween(allNodes(problem))),
+      everyNodeRing(problem.nodes.empty()
+                        ? Link{}
+                        : topo.ringBottleneck(allNodes(problem))) {
   int64_t L = p.model.layers;
   auto block = [&](int64_t b) -> const BlockProfile & {
     static const BlockProfile empty;
@@ -34,6 +67,12 @@ PlanCost::PlanCost(const PlanProblem &problem) : p(problem) {
                                       ? d.blockSeconds[l + 1]
                                       : 0.0));
     prefix.push_back(std::move(pre));
+    std::vector<double> fwd(1, 0.0);
+    for (int64_t l = 0; l < std::max<int64_t>(1, L); ++l)
+      fwd.push_back(fwd.back() + (l + 1 < int64_t(d.blockForwardSeconds.size())
+                                      ? d.blockForwardSeconds[l + 1]
+                                      : 0.0));
+    forwardPrefix.push_back(std::move(fwd));
   }
   splitParams.assign(L + 1, 0);
   wholeParams.assign(L + 1, 0);
@@ -74,35 +113,76 @@ const PlanCost::LayerTable &PlanCost::table(int64_t tp) const {
 
 double PlanCost::stageSeconds(int device, int node, int64_t tp, int64_t first,
                               int64_t last, bool embed, bool head, int64_t mb,
-                              bool spansNodes) const {
+                              bool spansNodes, const Link *next,
+                              bool full) const {
   const DeviceProfile &d = p.devices[device];
   const ModelProfile &m = p.model;
   double s = 0;
-  if (embed && !d.blockSeconds.empty())
-    s += d.blockSeconds[ModelProfile::embedBlock()] * double(mb);
-  if (head && m.headBlock() < int64_t(d.blockSeconds.size()))
-    s += d.blockSeconds[m.headBlock()] * double(mb);
+  // Under full recomputation the stage's forward runs twice (frenzy-launch
+  // reruns the whole stage, embedding and head included).
+  auto block = [&](const std::vector<double> &sec, int64_t b) {
+    return b < int64_t(sec.size()) ? sec[b] * double(mb) : 0.0;
+  };
+  if (embed)
+    s += block(d.blockSeconds, ModelProfile::embedBlock()) +
+         (full ? block(d.blockForwardSeconds, ModelProfile::embedBlock()) : 0);
+  if (head)
+    s += block(d.blockSeconds, m.headBlock()) +
+         (full ? block(d.blockForwardSeconds, m.headBlock()) : 0);
   const std::vector<double> &pre = prefix[device];
-  if (last >= first)
+  if (last >= first) {
     s += (pre[last + 1] - pre[first]) * double(mb);
+    if (full)
+      s += (forwardPrefix[device][last + 1] - forwardPrefix[device][first]) *
+           double(mb);
+  }
   s /= double(tp);
   double hidden = double(m.boundaryBytesPerSequence * mb);
   double intra = p.nodes[node].linkGBs * 1e9 * p.networkEfficiency;
-  if (tp > 1) // Megatron: 2 all-reduces forward, 2 backward per layer
-    s += double(std::max<int64_t>(0, last - first + 1)) * 4.0 *
+  // Megatron: 2 all-reduces forward, 2 backward per layer (and the
+  // forward's 2 again under full recomputation).
+  if (tp > 1)
+    s += double(std::max<int64_t>(0, last - first + 1)) * (full ? 6.0 : 4.0) *
          (2.0 * double(tp - 1) / double(tp) * hidden / intra +
           p.collectiveLatency);
-  // Activations forward and gradients backward at the stage boundary.
-  double link = spansNodes ? p.networkGBs * 1e9 * p.networkEfficiency : intra;
+  // Activations forward and gradients backward at the stage boundary, over
+  // the link to the next stage's node (Topology: rack, zone, pair); within
+  // a node the network's latency, as before the topology existed.
+  Link link = next         ? *next
+              : spansNodes ? spanLink
+                           : topo.link(node, node);
   if (!head)
-    s += 2.0 * (hidden / link + p.networkLatency);
+    s += 2.0 * (hidden / (link.bytesPerSecond * p.networkEfficiency) +
+                (link.kind == LinkKind::IntraNode ? p.networkLatency
+                                                  : link.latencySeconds));
   return s;
+}
+
+bool PlanCost::useFull(int device, int64_t tp, int64_t first, int64_t last,
+                       bool embed, bool head, int64_t inFlight,
+                       int64_t mb) const {
+  if (p.fullRecompute == 2)
+    return true;
+  return p.fullRecompute == 1 &&
+         !p.devices[device].blockForwardSeconds.empty() &&
+         stagePeak(device, tp, first, last, embed, head, inFlight, mb) >
+             p.devices[device].memoryBytes;
 }
 
 int64_t PlanCost::stagePeak(int device, int64_t tp, int64_t first,
                             int64_t last, bool embed, bool head,
-                            int64_t inFlight, int64_t mb) const {
+                            int64_t inFlight, int64_t mb, bool full) const {
   const ModelProfile &m = p.model;
+  // Full recomputation as frenzy-launch runs it (RankRunner): between a
+  // micro-batch's forward and backward only the hidden state the stage
+  // received is kept; the backward then holds one micro-batch's
+  // activations.
+  int64_t received = 0;
+  if (full) {
+    if (!embed)
+      received = m.boundaryBytesPerSequence * mb * (inFlight - 1);
+    inFlight = 1;
+  }
   bool sp = tp > 1;
   int64_t split = 0, whole = 0, buf = 0, saved = 0, transient = 0;
   auto add = [&](const BlockProfile &b) {
@@ -136,7 +216,7 @@ int64_t PlanCost::stagePeak(int device, int64_t tp, int64_t first,
   auto scale = [&](int64_t bytes) {
     return (bytes * mb + m.referenceBatch - 1) / m.referenceBatch;
   };
-  int64_t activations = inFlight * scale(saved);
+  int64_t activations = inFlight * scale(saved) + received;
   int64_t trans = scale(transient) + (head ? scale(m.ioBytes) : 0);
   const DeviceProfile &d = p.devices[device];
   int64_t overhead = d.contextBytes + (tp > 1 ? d.commBufferBytes : 0) +
@@ -162,10 +242,24 @@ double PlanCost::allReduceSeconds(int64_t pipelines, int64_t prm,
   if (pipelines <= 1)
     return 0;
   double P = double(pipelines);
-  double bw = crossNodes ? p.networkGBs * 1e9 : p.nodes[node].linkGBs * 1e9;
+  double bw = crossNodes ? everyNodeRing.bytesPerSecond
+                         : p.nodes[node].linkGBs * 1e9;
   double gradBytes = double(prm) * double(p.model.gradientBytesPerParam);
-  double latency = crossNodes ? p.networkLatency : p.collectiveLatency;
+  double latency =
+      crossNodes ? everyNodeRing.latencySeconds : p.collectiveLatency;
   return 2.0 * (P - 1) / P * gradBytes / (bw * p.networkEfficiency) + latency;
+}
+
+double PlanCost::allReduceSeconds(int64_t pipelines, int64_t prm,
+                                  llvm::ArrayRef<int> nodes) const {
+  if (nodes.size() <= 1)
+    return allReduceSeconds(pipelines, prm, false, nodes.empty() ? 0 : nodes[0]);
+  if (pipelines <= 1)
+    return 0;
+  // A ring through the nodes, paced by its slowest link.
+  return topo.ringAllReduceSeconds(
+      nodes, pipelines, double(prm) * double(p.model.gradientBytesPerParam),
+      p.networkEfficiency);
 }
 
 double PlanCost::optimizerSeconds(int64_t prm, double slowestMemGBs) const {
@@ -225,31 +319,45 @@ void PlanCost::allReduceAndOptimizer(PartitionPlan &plan) const {
   int64_t prm = 0;
   double memGBs = 1e30;
   int firstNode = -1;
-  bool cross = false;
+  std::vector<int> nodes;
   for (const Pipeline &q : plan.pipelines)
     for (const Stage &st : q.stages) {
       if (firstNode < 0)
         firstNode = st.node;
-      cross |= st.node != firstNode;
+      nodes.push_back(st.node);
       prm = std::max(prm, stageParams(st.tp(), st.firstLayer, st.lastLayer,
                                       st.embed, st.head));
       memGBs = std::min(memGBs,
                         p.devices[p.nodes[st.node].device].memoryGBs);
     }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   plan.allReduceSeconds =
       firstNode < 0 ? 0
                     : allReduceSeconds(int64_t(plan.pipelines.size()), prm,
-                                       cross, firstNode);
+                                       nodes);
   plan.optimizerSeconds = firstNode < 0 ? 0 : optimizerSeconds(prm, memGBs);
 }
 
 llvm::Expected<PartitionPlan> PlanCost::score(PartitionPlan plan) const {
-  for (Pipeline &q : plan.pipelines) {
+  for (size_t qi = 0; qi < plan.pipelines.size(); ++qi) {
+    Pipeline &q = plan.pipelines[qi];
     bool spans = false;
     for (const Stage &st : q.stages)
       spans |= st.node != q.stages.front().node;
     q.stageSeconds = 0;
     int64_t depth = int64_t(q.stages.size());
+    // A pipeline that spans nodes has its boundaries priced at the slowest
+    // inter-node link it crosses (the network without a topology, as the
+    // solvers' templates assume for every boundary).
+    Link slowest;
+    slowest.bytesPerSecond = 1e300;
+    for (int64_t s = 0; s + 1 < depth; ++s)
+      if (q.stages[s].node != q.stages[s + 1].node) {
+        Link l = topo.link(q.stages[s].node, q.stages[s + 1].node);
+        if (l.bytesPerSecond < slowest.bytesPerSecond)
+          slowest = l;
+      }
     for (int64_t s = 0; s < depth; ++s) {
       Stage &st = q.stages[s];
       if (st.node < 0 || st.node >= int(p.nodes.size()) || st.tp() < 1)
@@ -258,17 +366,25 @@ llvm::Expected<PartitionPlan> PlanCost::score(PartitionPlan plan) const {
                                        (long long)s);
       int device = p.nodes[st.node].device;
       const DeviceProfile &d = p.devices[device];
+      st.fullRecompute = useFull(device, st.tp(), st.firstLayer, st.lastLayer,
+                                 st.embed, st.head, depth - s, plan.microBatch);
       st.seconds = stageSeconds(device, st.node, st.tp(), st.firstLayer,
                                 st.lastLayer, st.embed, st.head,
-                                plan.microBatch, spans);
-      st.peakBytes = stagePeak(device, st.tp(), st.firstLayer, st.lastLayer,
-                               st.embed, st.head, depth - s, plan.microBatch);
+                                plan.microBatch, spans,
+                                spans ? &slowest : nullptr, st.fullRecompute);
+      st.peakBytes =
+          stagePeak(device, st.tp(), st.firstLayer, st.lastLayer, st.embed,
+                    st.head, depth - s, plan.microBatch, st.fullRecompute);
       if (st.peakBytes > d.memoryBytes)
         return llvm::createStringError(
             std::errc::not_enough_memory,
-            "stage %lld needs %lld bytes, %s has %lld", (long long)s,
-            (long long)st.peakBytes, d.name.c_str(),
-            (long long)d.memoryBytes);
+            "pipeline %zu stage %lld needs %.1f GiB per GPU%s, %s has %.1f "
+            "GiB",
+            qi, (long long)s, double(st.peakBytes) / double(1ll << 30),
+            st.fullRecompute        ? " with full recomputation"
+            : p.fullRecompute == 0 ? " without full recomputation"
+                                   : "",
+            d.name.c_str(), double(d.memoryBytes) / double(1ll << 30));
       q.stageSeconds = std::max(q.stageSeconds, st.seconds);
     }
   }
@@ -278,7 +394,49 @@ llvm::Expected<PartitionPlan> PlanCost::score(PartitionPlan plan) const {
   for (const Pipeline &q : plan.pipelines)
     plan.pipelineSeconds = std::max(plan.pipelineSeconds, q.seconds());
   allReduceAndOptimizer(plan);
+  checkGpipe(plan);
   return plan;
+}
+
+void PlanCost::checkGpipe(PartitionPlan &plan) const {
+  plan.gpipe = false;
+  plan.scheduleNote.clear();
+  if (!p.gpipe)
+    return;
+  // GPipe runs every forward before any backward: a stage holds all of its
+  // pipeline's micro-batches, where 1F1B holds at most depth - stage. The
+  // stages keep their recompute modes (changing one would change its time
+  // and so the batch shares being checked).
+  std::vector<int64_t> peaks;
+  for (size_t qi = 0; qi < plan.pipelines.size(); ++qi) {
+    const Pipeline &q = plan.pipelines[qi];
+    int64_t depth = int64_t(q.stages.size());
+    for (int64_t s = 0; s < depth; ++s) {
+      const Stage &st = q.stages[s];
+      int device = p.nodes[st.node].device;
+      const DeviceProfile &d = p.devices[device];
+      int64_t peak = stagePeak(device, st.tp(), st.firstLayer, st.lastLayer,
+                               st.embed, st.head,
+                               std::max<int64_t>(1, q.microBatches),
+                               plan.microBatch, st.fullRecompute);
+      if (peak > d.memoryBytes) {
+        plan.scheduleNote = llvm::formatv(
+            "gpipe would hold all {0} micro-batches of pipeline {1} on its "
+            "stage {2}: {3:f1} GiB, {4} has {5:f1} GiB; 1F1B holds at most "
+            "{6} there ({7:f1} GiB)",
+            q.microBatches, qi, s, double(peak) / double(1ll << 30), d.name,
+            double(d.memoryBytes) / double(1ll << 30), depth - s,
+            double(st.peakBytes) / double(1ll << 30));
+        return;
+      }
+      peaks.push_back(peak);
+    }
+  }
+  plan.gpipe = true;
+  size_t i = 0;
+  for (Pipeline &q : plan.pipelines)
+    for (Stage &st : q.stages)
+      st.peakBytes = peaks[i++];
 }
 
 llvm::Expected<PartitionPlan> scorePlan(const PlanProblem &problem,

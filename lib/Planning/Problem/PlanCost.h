@@ -12,6 +12,7 @@
 #ifndef FRENZY_LIB_PLANNING_PROBLEM_PLANCOST_H
 #define FRENZY_LIB_PLANNING_PROBLEM_PLANCOST_H
 
+#include "frenzy/Cluster/Topology.h"
 #include "frenzy/Planning/PlanProblem.h"
 
 #include <map>
@@ -31,21 +32,36 @@ public:
   /// of `device` on `node` (its link carries the TP collectives), plus the
   /// stage-boundary transfers (over the network when the pipeline spans
   /// nodes).
+  /// `next`: the link to the next stage's node when placement is known
+  /// (else the cluster's fastest inter-node link when the pipeline spans
+  /// nodes: optimistic, the exact score sees the real link). `full`: full
+  /// recomputation, one more forward of the stage's blocks.
   double stageSeconds(int device, int node, int64_t tp, int64_t first,
                       int64_t last, bool embed, bool head, int64_t mb,
-                      bool spansNodes) const;
+                      bool spansNodes, const Link *next = nullptr,
+                      bool full = false) const;
   /// Per-rank peak bytes of that stage holding `inFlight` micro-batches'
-  /// activations (1F1B: depth - stage).
+  /// activations (1F1B: depth - stage); under `full` recomputation one
+  /// micro-batch's activations and the others' received hidden states.
   int64_t stagePeak(int device, int64_t tp, int64_t first, int64_t last,
-                    bool embed, bool head, int64_t inFlight,
-                    int64_t mb) const;
+                    bool embed, bool head, int64_t inFlight, int64_t mb,
+                    bool full = false) const;
+  /// Whether the stage uses full recomputation (PlanProblem::fullRecompute:
+  /// always, or where only it fits).
+  bool useFull(int device, int64_t tp, int64_t first, int64_t last,
+               bool embed, bool head, int64_t inFlight, int64_t mb) const;
+  const Topology &topology() const { return topo; }
   /// Trainable parameters one rank of the stage holds.
   int64_t stageParams(int64_t tp, int64_t first, int64_t last, bool embed,
                       bool head) const;
   /// Ring all-reduce of one rank's gradients between `pipelines` pipelines,
-  /// over the network when they span nodes, else over `node`'s link.
+  /// when they span nodes over the slowest link of a ring through every
+  /// node (an estimate for the search), else over `node`'s link.
   double allReduceSeconds(int64_t pipelines, int64_t params, bool crossNodes,
                           int node) const;
+  /// The same through the nodes the pipelines use (the exact score).
+  double allReduceSeconds(int64_t pipelines, int64_t params,
+                          llvm::ArrayRef<int> nodes) const;
   /// 32 bytes per parameter through the slowest used GPU's memory.
   double optimizerSeconds(int64_t params, double slowestMemGBs) const;
 
@@ -60,6 +76,9 @@ public:
 private:
   void waterFill(PartitionPlan &plan) const;
   void allReduceAndOptimizer(PartitionPlan &plan) const;
+  /// GPipe asked for: the stages re-checked with all micro-batches in
+  /// flight; keeps GPipe or notes why 1F1B is used.
+  void checkGpipe(PartitionPlan &plan) const;
 
   /// Per TP degree: prefix sums over layers of the activation parts and
   /// a sparse table of the transient maxima.
@@ -70,10 +89,16 @@ private:
   const LayerTable &table(int64_t tp) const;
 
   const PlanProblem &p;
+  Topology topo;
+  Link spanLink, everyNodeRing; // fastest inter-node; ring through all
   std::vector<std::vector<double>> prefix; // per device, layer seconds
+  std::vector<std::vector<double>> forwardPrefix; // their forward parts
   std::vector<int64_t> splitParams, wholeParams, buffers, params; // prefixes
   mutable std::map<int64_t, LayerTable> tables;
 };
+
+/// The links of a problem's nodes (its network figure and topology).
+Topology problemTopology(const PlanProblem &p);
 
 /// Micro-batch sizes of the problem that divide its global batch.
 std::vector<int64_t> usableMicroBatches(const PlanProblem &p);

@@ -131,7 +131,8 @@ llvm::Error verify(const PlanProblem &p, const PartitionPlan &plan) {
                     p.devices[device].unusable);
       int64_t peak =
           cost.stagePeak(device, st.tp(), st.firstLayer, st.lastLayer,
-                         st.embed, st.head, depth - s, plan.microBatch);
+                         st.embed, st.head, depth - s, plan.microBatch,
+                         st.fullRecompute);
       if (peak > p.devices[device].memoryBytes)
         return fail(where + llvm::formatv(": needs {0} bytes per GPU, {1} "
                                           "has {2}",

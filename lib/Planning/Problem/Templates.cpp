@@ -10,9 +10,14 @@ namespace frenzy::plan {
 DeviceGroups::DeviceGroups(const PlanProblem &p)
     : nodes(p.devices.size()), gpus(p.devices.size(), 0),
       maxPerNode(p.devices.size(), 0), tps(p.devices.size()) {
-  for (size_t n = 0; n < p.nodes.size(); ++n) {
+  // Nodes rack by rack: stage groups drawn in this order keep a pipeline's
+  // consecutive stages (and a type's pipelines) within a rack.
+  std::vector<int> all(p.nodes.size());
+  for (size_t n = 0; n < all.size(); ++n)
+    all[n] = int(n);
+  for (int n : problemTopology(p).placementOrder(all)) {
     int d = p.nodes[n].device;
-    nodes[d].push_back(int(n));
+    nodes[d].push_back(n);
     gpus[d] += p.nodes[n].gpus;
     maxPerNode[d] = std::max(maxPerNode[d], p.nodes[n].gpus);
   }
@@ -56,13 +61,19 @@ std::optional<Template> shapeTemplate(const PlanCost &cost,
   if (depth == 0 || depth > std::max<int64_t>(1, L))
     return std::nullopt;
   auto node = [&](int64_t s) { return groups.nodes[stageDevice[s]].front(); };
+  // Full recomputation where the problem allows it and only it fits.
+  auto full = [&](int64_t s, int64_t a, int64_t b) {
+    return cost.useFull(stageDevice[s], tp, a, b, s == 0, s == depth - 1,
+                        depth - s, mb);
+  };
   auto seconds = [&](int64_t s, int64_t a, int64_t b) {
     return cost.stageSeconds(stageDevice[s], node(s), tp, a, b, s == 0,
-                             s == depth - 1, mb, spans);
+                             s == depth - 1, mb, spans, nullptr,
+                             full(s, a, b));
   };
   auto peak = [&](int64_t s, int64_t a, int64_t b) {
     return cost.stagePeak(stageDevice[s], tp, a, b, s == 0, s == depth - 1,
-                          depth - s, mb);
+                          depth - s, mb, full(s, a, b));
   };
   auto capacity = [&](int64_t s) {
     return p.devices[stageDevice[s]].memoryBytes;
@@ -94,7 +105,8 @@ std::optional<Template> shapeTemplate(const PlanCost &cost,
   double hi = 1;
   for (int64_t s = 0; s < depth; ++s)
     hi = std::max(hi, 2 * cost.stageSeconds(stageDevice[s], node(s), tp, 0,
-                                            L - 1, true, true, mb, spans) +
+                                            L - 1, true, true, mb, spans,
+                                            nullptr, p.fullRecompute > 0) +
                           1);
   if (!pack(hi)) {
     if (smallestNeed)
@@ -106,7 +118,8 @@ std::optional<Template> shapeTemplate(const PlanCost &cost,
     return std::nullopt;
   }
   double lo = 0;
-  for (int i = 0; i < 44; ++i) {
+  // 2^-32 of the start: far below any cost difference.
+  for (int i = 0; i < 32; ++i) {
     double mid = 0.5 * (lo + hi);
     (pack(mid) ? hi : lo) = mid;
   }

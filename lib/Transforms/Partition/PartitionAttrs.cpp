@@ -106,6 +106,9 @@ void frenzy::recordPartition(ModuleOp module, const RecordedPartition &rec,
       Dict d(ctx);
       if (cluster && st.node >= 0 && size_t(st.node) < cluster->nodes.size())
         d.str("gpu", cluster->nodes[size_t(st.node)].gpu);
+      // Written only when set, so IR without recomputation reads as before.
+      if (st.fullRecompute)
+        d.flag("full_recompute", true);
       stages.push_back(d.i64("node", st.node)
                            .ints("devices", st.devices)
                            .ints("layers", {st.firstLayer, st.lastLayer})
@@ -132,8 +135,15 @@ void frenzy::recordPartition(ModuleOp module, const RecordedPartition &rec,
                        .str("why", i.why)
                        .get());
   const PartitionOptions &o = rec.options;
+  Dict top(ctx);
+  if (o.fullRecompute)
+    top.i64("full_recompute", o.fullRecompute);
+  if (pp.gpipe)
+    top.flag("gpipe", true);
+  if (!pp.scheduleNote.empty())
+    top.str("schedule_note", pp.scheduleNote);
   module->setAttr(kPartitionAttrName,
-                  Dict(ctx)
+                  top
                       .str("cluster", rec.clusterPath)
                       .i64("global_batch", o.globalBatch)
                       .i64("seq", o.seq)
@@ -196,12 +206,18 @@ frenzy::readPartition(ModuleOp module) {
     rec.options.recompute = *rc;
   else if (r.ok)
     r.fail("", "recompute", "must be none, selective or full");
+  if (auto f = top ? top.getAs<IntegerAttr>("full_recompute") : IntegerAttr())
+    rec.options.fullRecompute = int(f.getInt());
   pp.microBatch = r.i64(top, "", "micro_batch");
   pp.fixedShares = r.flag(top, "", "fixed_shares");
   pp.pipelineSeconds = r.f64(top, "", "pipeline_seconds");
   pp.allReduceSeconds = r.f64(top, "", "all_reduce_seconds");
   pp.optimizerSeconds = r.f64(top, "", "optimizer_seconds");
   pp.description = r.str(top, "", "description");
+  if (auto g = top ? top.getAs<BoolAttr>("gpipe") : BoolAttr())
+    pp.gpipe = g.getValue();
+  if (auto n = top ? top.getAs<StringAttr>("schedule_note") : StringAttr())
+    pp.scheduleNote = n.str();
   ArrayAttr pipes = r.array(top, "", "pipelines");
   for (size_t p = 0; pipes && p < pipes.size(); ++p) {
     std::string where = "pipelines[" + std::to_string(p) + "]";
@@ -228,6 +244,8 @@ frenzy::readPartition(ModuleOp module) {
       st.head = r.flag(sd, at, "head");
       st.seconds = r.f64(sd, at, "seconds");
       st.peakBytes = r.i64(sd, at, "peak_bytes");
+      if (auto full = sd ? sd.getAs<BoolAttr>("full_recompute") : BoolAttr())
+        st.fullRecompute = full.getValue();
       if (r.ok && st.devices.empty())
         r.fail(at, "devices", "is empty: a stage runs on at least one GPU");
     }

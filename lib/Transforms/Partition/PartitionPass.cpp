@@ -49,11 +49,10 @@ struct FrenzyPartitionPass
     po.globalBatch = globalBatch;
     auto moduleSeq = module->getAttrOfType<IntegerAttr>("frenzy.seq");
     po.seq = seq > 0 ? int64_t(seq) : moduleSeq ? moduleSeq.getInt() : 1024;
-    std::optional<Recompute> r = parseRecompute(recompute);
-    if (!r)
+    if (!setRecompute(po, recompute))
       return emitError(module.getLoc(), "unknown --recompute '")
-             << recompute << "'; valid values: none, selective, full";
-    po.recompute = *r;
+             << recompute << "'; valid values: auto, none, selective, full";
+    po.gpipe = schedule == "gpipe";
 
     auto memory = MemoryModel::build(module, std::nullopt);
     if (failed(memory))
@@ -76,6 +75,9 @@ struct FrenzyPartitionPass
       return emitError(module.getLoc())
              << cluster << ": " << llvm::toString(plan.takeError());
     rec.plan = std::move(*plan);
+    if (!rec.plan.scheduleNote.empty())
+      emitWarning(module.getLoc())
+          << rec.plan.scheduleNote << "; using 1f1b";
     recordPartition(module, rec, &*spec);
     if (explain)
       recordAlternatives(module, alternatives);

@@ -38,6 +38,11 @@ struct FrenzyPipelineSchedulePass
           << kPartitionAttrName << ": run frenzy-partition first";
       return signalPassFailure();
     }
+    // GPipe that the partition found not to fit (its schedule note) falls
+    // back to 1F1B, whose memory the plan was checked under.
+    if (*k == PipelineSchedule::GPipe && !(*rec)->plan.gpipe &&
+        !(*rec)->plan.scheduleNote.empty())
+      k = PipelineSchedule::OneFOneB;
     recordSchedule(module, scheduleOrders((*rec)->plan, *k));
   }
 };

@@ -147,7 +147,11 @@ def FrenzyPartition : Pass<"frenzy-partition", "mlir::ModuleOp"> {
     Option<"seq", "seq", "int64_t", "0",
            "sequence length (0: the module's frenzy.seq, else 1024)">,
     Option<"recompute", "recompute", "std::string", "\"selective\"",
-           "none, selective or full">,
+           "auto (selective, full on the stages only it fits), none, "
+           "selective or full">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "the schedule whose memory is checked (gpipe: every "
+           "micro-batch of a pipeline in flight)">,
     Option<"layout", "layout", "std::string", "",
            "pin the partition instead of searching (frenzy-opt --layout)">,
     Option<"explain", "explain", "bool", "false",

@@ -76,7 +76,7 @@ struct PlanPipelineOptions : TrainingOptionsBase<PlanPipelineOptions> {
                    llvm::cl::desc("sequence length (0: the module's)"),
                    llvm::cl::init(0)};
   Opt<std::string> recompute{*this, "recompute",
-                             llvm::cl::desc("none, selective or full"),
+                             llvm::cl::desc("auto, none, selective or full"),
                              llvm::cl::init("selective")};
   Opt<std::string> layout{*this, "layout",
                           llvm::cl::desc("pin the partition (see --layout)")};
