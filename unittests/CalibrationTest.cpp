@@ -126,7 +126,7 @@ plan::Plan twoStagePlan() {
   return p;
 }
 
-TEST(TimelineSimulation, ReceiveWaitsForItsSend) {
+TEST(TimelineSimulation, ReceiverBehindItsSenderNeverWaits) {
   std::string path = writeTemp(kProfile);
   ClusterSpec cluster;
   cluster.nodes.push_back({"localhost", "cpu", 2});
@@ -141,14 +141,14 @@ TEST(TimelineSimulation, ReceiveWaitsForItsSend) {
   double forward = 6e-6;
   double send = 4000 / 10e9 + 2e-6;           // copy + latency
   double recv = 2e-6 + 4000 / 1e9;            // latency + bytes / bandwidth
+  // The steady state (steps overlap; this plan has no update to hold the
+  // ranks together): rank 0 runs ahead, so rank 1's message is always
+  // there and its step is its receive and forward, with no wait.
   EXPECT_NEAR(t.rankSeconds[0], forward + send, 1e-12);
-  EXPECT_NEAR(t.rankSeconds[1], forward + send + recv + forward, 1e-12);
+  EXPECT_NEAR(t.rankSeconds[1], recv + forward, 1e-12);
   EXPECT_NEAR(t.stepSeconds, t.rankSeconds[1], 1e-15);
-  bool waited = false;
   for (const plan::TraceEvent &e : t.events)
-    if (e.pid == 1 && e.cat == "wait")
-      waited = std::abs(e.durUs - (forward + send) * 1e6) < 1e-6;
-  EXPECT_TRUE(waited);
+    EXPECT_NE(e.cat, "wait") << e.name;
 }
 
 } // namespace

@@ -26,6 +26,10 @@ namespace frenzy::cpu {
 inline float fastExp(float x) {
   const float hi = 88.72f, lo = -87.33f;
   float c = x > hi ? hi : (x < lo ? lo : x);
+  // NaN passes both clamps; a NaN n would make the int conversion and the
+  // shift below undefined (UBSan found it on a diverging run). The result
+  // is x itself then (last line), so any finite c will do.
+  c = c == c ? c : 0.0f;
   // n = round(x / ln2) with the 1.5 * 2^23 trick (round to nearest even).
   const float magic = 12582912.0f;
   float n = (c * 1.44269504088896341f + magic) - magic;
@@ -39,7 +43,7 @@ inline float fastExp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  int32_t bits = (int32_t(n) + 127) << 23; // 2^n, n in [-126, 128]
+  uint32_t bits = uint32_t(int32_t(n) + 127) << 23; // 2^n, n in [-126, 128]
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   float y = n > 127.0f ? 2.0f * p * 1.70141183e38f : p * scale;
