@@ -64,7 +64,7 @@ FastSearch::Quick FastSearch::quick(const std::vector<Template> &ts,
   double lo = 0, hi = 1;
   while (count(hi) < M)
     hi *= 2;
-  for (int i = 0; i < 60; ++i) {
+  for (int i = 0; i < 40; ++i) { // 2^-40 of the makespan
     double mid = 0.5 * (lo + hi);
     (count(mid) >= M ? hi : lo) = mid;
   }
@@ -142,17 +142,12 @@ void FastSearch::fill(const std::vector<Template> &ts,
                       const std::vector<size_t> &ofType, Fill f,
                       std::vector<int64_t> free,
                       std::vector<int64_t> &counts) const {
-  auto fits = [&](size_t i) {
-    int64_t n = INT64_MAX;
-    for (size_t d = 0; d < free.size(); ++d)
-      if (ts[i].gpus[d])
-        n = std::min(n, free[d] / ts[i].gpus[d]);
-    return n == INT64_MAX ? 0 : n;
-  };
+  // Homogeneous templates of one type: only that type's free GPUs count.
+  size_t d = size_t(ts[f.primary].stageDevice[0]);
+  auto fits = [&](size_t i) { return free[d] / ts[i].totalGpus(); };
   auto take = [&](size_t i, int64_t n) {
     counts[i] += n;
-    for (size_t d = 0; d < free.size(); ++d)
-      free[d] -= n * ts[i].gpus[d];
+    free[d] -= n * ts[i].totalGpus();
   };
   take(f.primary, std::min(f.cap, fits(f.primary)));
   for (int round = 0; round < 2 && f.cap == INT64_MAX; ++round) {

@@ -71,11 +71,12 @@ void FastSearch::buildTemplates(int64_t mb, std::vector<Template> &out) {
           continue;
         int64_t na = groups.groupsOf(a, tp), nb = groups.groupsOf(b, tp);
         // Up to 4 groups of each; with many types (pairs grow as types^2)
-        // up to 2 of the larger-memory one.
-        int64_t maxA = order.size() > 5 ? 2 : 4;
+        // up to 2 of the larger-memory one and 1, 2 or 4 of the other.
+        bool many = order.size() > 5;
+        int64_t maxA = many ? 2 : 4;
         for (int64_t x = 1; x <= std::min<int64_t>(maxA, na); ++x)
           for (int64_t y = 1; y <= std::min<int64_t>(4, nb) && x + y <= L;
-               ++y) {
+               y += (many && y == 2) ? 2 : 1) {
             std::vector<int> stages(x, a);
             stages.insert(stages.end(), y, b);
             if (auto t = shapeTemplate(cost, groups, stages, tp, true, mb,
