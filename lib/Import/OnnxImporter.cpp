@@ -9,6 +9,21 @@ using namespace mlir;
 
 namespace frenzy {
 
+std::string oneLine(llvm::StringRef text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += char(c);
+      continue;
+    }
+    static const char hex[] = "0123456789abcdef";
+    out += "\\x";
+    out += hex[c >> 4];
+    out += hex[c & 15];
+  }
+  return out;
+}
+
 bool isOnnxPath(llvm::StringRef path) {
   return path.ends_with(".onnx") || path.ends_with(".onnxtext") ||
          path.ends_with(".onnxtxt");
@@ -20,7 +35,7 @@ OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path,
   context->loadDialect<FrenzyDialect, func::FuncDialect>();
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
   auto report = [&](const import::ImportError &e) {
-    emitError(fileLoc) << e.message;
+    emitError(fileLoc) << oneLine(e.message);
     return nullptr;
   };
   // The ONNX library throws; nothing escapes this function.

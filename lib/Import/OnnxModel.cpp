@@ -82,6 +82,13 @@ std::optional<ImportError> loadModel(const std::string &path, LoadedModel &out) 
   if (out.defaultOpset() == 0)
     return fail("the model imports no default-domain opset");
 
+  // ONNX shape inference dereferences the type of every graph input: an
+  // input without one (legal protobuf, legal text syntax) crashed it.
+  for (const auto &i : out.model.graph().input())
+    if (!i.type().has_tensor_type() || i.type().tensor_type().elem_type() == 0)
+      return fail("graph input '" + i.name() +
+                  "' has no tensor type (element type and shape); a model "
+                  "input must declare one");
   // A file cut at a field boundary still parses; a dangling name gives it away.
   std::unordered_set<std::string> produced;
   for (const auto &i : out.model.graph().input())

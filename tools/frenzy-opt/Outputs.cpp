@@ -47,13 +47,14 @@ static std::string describe(Location loc) {
 void printDiagnosticsPlainly(MLIRContext &context) {
   context.getDiagEngine().registerHandler([](Diagnostic &diag) {
     auto &os = llvm::errs();
-    std::string where = describe(diag.getLocation());
+    // Locations and messages name model tensors, which may hold any bytes.
+    std::string where = oneLine(describe(diag.getLocation()));
     if (!where.empty())
       os << where << ": ";
     os << (diag.getSeverity() == DiagnosticSeverity::Error     ? "error: "
            : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning: "
                                                                : "note: ")
-       << diag.str() << "\n";
+       << oneLine(diag.str()) << "\n";
     return success();
   });
 }

@@ -36,6 +36,10 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxFile(llvm::StringRef path, const OnnxImportOptions &options,
                mlir::MLIRContext *context);
 
+/// `text` with control characters written as \xHH: names in a model file
+/// may hold any bytes, and an error naming them must stay one line.
+std::string oneLine(llvm::StringRef text);
+
 /// True when `path` names an ONNX model by its extension.
 bool isOnnxPath(llvm::StringRef path);
 
