@@ -340,6 +340,17 @@ const std::vector<HandlerEntry> &nodeHandlers() {
        }},
       {"Reshape", 5, kMax,
        [](GraphEmitter &e, const onnx::NodeProto &n) -> Error {
+         // ONNX inference does not always catch a target shape of another
+         // size; the op verifier would, as an error without the node.
+         auto from = cast<RankedTensorType>(e.input(n, 0).getType());
+         auto to = e.outputType(n);
+         if (from.getNumElements() != to.getNumElements())
+           return ImportError{"Reshape to a shape of " +
+                              std::to_string(to.getNumElements()) +
+                              " elements from " +
+                              std::to_string(from.getNumElements()) +
+                              "; the model's shapes are inconsistent with "
+                              "the bound dims (--batch, --seq, --dim)"};
          return e.emitSimple<ReshapeOp>(n, e.input(n, 0));
        }},
       {"Flatten", 1, kMax,
