@@ -396,7 +396,11 @@ const std::vector<HandlerEntry> &nodeHandlers() {
          auto axis = normAxis(intAttr(n, "axis", 0), rankOf(data));
          if (!axis)
            return err("axis out of range");
-         return e.emitSimple<GatherOp>(n, data, e.input(n, 1),
+         Value indices = e.input(n, 1);
+         if (!isa<IntegerType>(
+                 cast<RankedTensorType>(indices.getType()).getElementType()))
+           return err("indices must be integers (int32 or int64)");
+         return e.emitSimple<GatherOp>(n, data, indices,
                                        e.builder().getI64IntegerAttr(*axis));
        }},
       {"Where", 9, kMax,
