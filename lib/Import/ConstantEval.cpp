@@ -323,6 +323,10 @@ evaluateNode(const onnx::NodeProto &node, const Inputs &in,
     ConstantTensor r;
     r.dtype = in[0]->dtype;
     for (const auto *c : in) {
+      // Mixed element types or ranks are not a shape vector (and a float
+      // input has no ints to read): leave the node to inference.
+      if (!c || c->dtype != r.dtype || c->shape.size() != 1)
+        return std::nullopt;
       for (int64_t i = 0; i < c->numElements(); ++i) {
         if (r.isFloat())
           r.floats.push_back(c->floatAt(i));
