@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/YAMLTraits.h"
 
 #include <cmath>
@@ -248,7 +249,15 @@ llvm::Expected<ClusterSpec> frenzy::readClusterFile(llvm::StringRef path) {
       return;
     llvm::raw_string_ostream os(first);
     os << d.getFilename() << ":" << d.getLineNo() << ":" << d.getColumnNo() + 1
-       << ": " << d.getMessage();
+       << ": ";
+    // YAML I/O quotes keys as written, and a plain-scalar key may span lines:
+    // control characters are written as \xHH so the error stays one line.
+    for (unsigned char c : d.getMessage()) {
+      if (c >= 0x20 && c != 0x7f)
+        os << char(c);
+      else
+        os << llvm::format("\\x%02x", c);
+    }
   };
   ClusterSpec spec;
   TopologyReadState topology;
