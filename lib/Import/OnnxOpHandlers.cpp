@@ -386,6 +386,13 @@ const std::vector<HandlerEntry> &nodeHandlers() {
          auto axis = normAxis(intAttr(n, "axis", 0), rankOf(ins.front()));
          if (!axis)
            return err("axis out of range");
+         // ONNX requires one element type; shape inference does not always
+         // refuse a mix (fuzzing found int64 and int32 shape pieces).
+         Type elem = cast<RankedTensorType>(ins.front().getType()).getElementType();
+         for (Value v : ins)
+           if (cast<RankedTensorType>(v.getType()).getElementType() != elem)
+             return err("inputs of different element types; ONNX Concat "
+                        "takes one type (insert a Cast)");
          return e.emitSimple<ConcatOp>(n, ins,
                                        e.builder().getI64IntegerAttr(*axis));
        }},
