@@ -21,6 +21,7 @@
 #include <climits>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
 
@@ -336,6 +337,19 @@ std::optional<ImportError> resolveShapes(LoadedModel &m,
   // Sizes first: nothing below (nor ONNX inference) multiplies unchecked.
   if (auto err = checkDeclaredSizes(g))
     return err;
+  // Before IR version 4 every initializer had to be a graph input too; ONNX
+  // shape inference of such a model dereferences the missing input's type
+  // (a fuzzer-found SEGV), so the rule is checked here.
+  if (m.model.ir_version() < 4) {
+    std::set<std::string> inputs;
+    for (const auto &in : g.input())
+      inputs.insert(in.name());
+    for (const auto &t : g.initializer())
+      if (!inputs.count(t.name()))
+        return fail("initializer '" + t.name() + "' is not a graph input, "
+                    "which IR version " + std::to_string(m.model.ir_version()) +
+                    " requires; re-export with ir_version >= 4");
+  }
   // Small inline integer initializers are shape data (ids, axes): fold them.
   for (const auto &t : g.initializer())
     if (!isFloatType(t.data_type()) && t.data_location() != TensorProto::EXTERNAL) {
