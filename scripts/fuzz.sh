@@ -7,6 +7,7 @@
 # test under test/Inputs/fuzz/). Exit status: 1 when any target crashed.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 # Env: JOBS (ninja -j, default 1), CLANG / CLANGXX (default clang / clang++),
+#      FUZZ_SEED=N for a reproducible run (CI),
 #      FUZZ_KEEP_CORPUS=1 to keep growing build-fuzz/fuzz/corpus/NAME.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,11 @@ if [ $# -gt 0 ]; then targets=("${@/#/fuzz-}"); fi
 ninja -C build-fuzz -j"${JOBS:-1}" "${targets[@]}" >> build-fuzz/build.log 2>&1 ||
   { echo "fuzz: build failed (build-fuzz/build.log)" >&2; exit 2; }
 
+# FUZZ_SEED fixes libFuzzer's random seed: CI's smoke run then tries the
+# same inputs on every run (a gate must not fail by chance); exploration is
+# the long runs without it.
+seed=()
+if [ -n "${FUZZ_SEED:-}" ]; then seed=(-seed="$FUZZ_SEED"); fi
 status=0
 while IFS='=' read -r name seeds; do
   [ -n "$name" ] || continue
@@ -51,7 +57,7 @@ while IFS='=' read -r name seeds; do
   # when compiled with ASan, but Debian's MLIR libraries that allocate them
   # are not, so ASan reports MLIR's own context set-up as use-after-poison.
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:allow_user_poisoning=0 \
-    build-fuzz/fuzz/fuzz-"$name" -max_total_time="$secs" -timeout=10 \
+    build-fuzz/fuzz/fuzz-"$name" -max_total_time="$secs" -timeout=10 "${seed[@]}" \
     -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
     -artifact_prefix="$crashes/" "$corpus" > "$log" 2>&1
   rc=$?
