@@ -336,6 +336,19 @@ const std::vector<HandlerEntry> &nodeHandlers() {
          else
            for (int64_t i = rankOf(x) - 1; i >= 0; --i)
              perm.push_back(i);
+         // ONNX inference accepts some malformed perms (fuzzing found one
+         // entry for a rank-2 input); the op verifier would fail without
+         // naming the node.
+         SmallVector<bool> seen(rankOf(x), false);
+         bool ok = int64_t(perm.size()) == rankOf(x);
+         for (int64_t p : perm) {
+           ok = ok && p >= 0 && p < rankOf(x) && !seen[p];
+           if (ok)
+             seen[p] = true;
+         }
+         if (!ok)
+           return err("perm must list each of the input's " +
+                      std::to_string(rankOf(x)) + " axes once");
          return e.emitSimple<TransposeOp>(n, x, i64Array(e, perm));
        }},
       {"Reshape", 5, kMax,
