@@ -17,6 +17,14 @@ bool isFloatType(int32_t t) {
 
 bool ConstantTensor::isFloat() const { return isFloatType(dtype); }
 
+bool ConstantTensor::holdsAllValues() const {
+  int64_t n = numElements();
+  if (!splat && n > kMaxDenseFoldElements)
+    return false;
+  size_t need = splat ? 1 : size_t(n);
+  return isFloat() ? floats.size() == need : ints.size() == need;
+}
+
 int64_t ConstantTensor::numElements() const {
   // Saturating: a folded shape can be anything a file says; a huge count
   // only makes the value too large to fold, never wraps around.

@@ -31,6 +31,9 @@ struct ConstantTensor {
 
   bool isFloat() const;
   int64_t numElements() const;
+  /// True when the vector for the type holds one value (splat) or one per
+  /// element.
+  bool holdsAllValues() const;
   int64_t intAt(int64_t i) const { return ints[splat ? 0 : i]; }
   double floatAt(int64_t i) const { return floats[splat ? 0 : i]; }
   double valueAt(int64_t i) const {

@@ -307,6 +307,19 @@ static std::optional<ImportError> foldOnce(onnx::GraphProto &g, ResolvedGraph &r
                       "): " + err);
       }
     }
+    // A result whose value vector does not match its type and shape (the
+    // evaluator on an input it does not fully handle; fuzzer-found) is not
+    // folded: later folds and writeTensorProto would read past it.
+    // A node listing more outputs than its op gives (fuzzer-found: "b, =
+    // Gather(...)") is left to ONNX inference, which names the node.
+    if (values && int(values->size()) < node.output_size())
+      values.reset();
+    if (values)
+      for (const auto &v : *values)
+        if (!v.holdsAllValues()) {
+          values.reset();
+          break;
+        }
     bool fits = values.has_value();
     if (values) {
       for (int i = 0; i < node.output_size() && i < (int)values->size(); ++i)
