@@ -208,29 +208,46 @@ int64_t Checkpointer::resume(Executor &ex) {
       std::fprintf(stderr, "frenzy-launch: warning: %s\n", w.c_str());
   double t0 = now();
   int64_t tpRank = ex.context().tpRank, bytes = 0;
-  for (const plan::ParamSource &p : ex.program().params()) {
-    Tensor &t = ex.tensor(p.tensor());
-    if (!p.trainable() || t.storage.empty())
-      continue;
-    if (t.dtype != plan::F32)
-      throw RuntimeError("checkpoints: parameter '" + p.name() + "' is " +
-                         t.describe() + "; only f32 parameters are stored");
-    Slice s;
-    std::vector<int64_t> shape = t.shape;
-    if (p.shard_size() > 0) {
-      shape = unsharded(p, t).shape;
-      s = {int32_t(p.shard(0)), int32_t(p.shard(1)), int32_t(p.shard(2)),
-           int32_t(tpRank)};
+  // A rank that cannot read its part reports it to rank 0 instead of
+  // ending the job itself: the job ends with rank 0's one line, not with
+  // one line per rank that read the same damaged piece.
+  std::string error;
+  try {
+    for (const plan::ParamSource &p : ex.program().params()) {
+      Tensor &t = ex.tensor(p.tensor());
+      if (!p.trainable() || t.storage.empty())
+        continue;
+      if (t.dtype != plan::F32)
+        throw RuntimeError("checkpoints: parameter '" + p.name() + "' is " +
+                           t.describe() + "; only f32 parameters are stored");
+      Slice s;
+      std::vector<int64_t> shape = t.shape;
+      if (p.shard_size() > 0) {
+        shape = unsharded(p, t).shape;
+        s = {int32_t(p.shard(0)), int32_t(p.shard(1)), int32_t(p.shard(2)),
+             int32_t(tpRank)};
+      }
+      std::vector<float> value;
+      ParamState &st = ex.optimizerState()[p.name()];
+      bytes += from->load(p.name(), shape, s, value, st.m, st.v);
+      if (int64_t(value.size()) != t.numel())
+        throw RuntimeError(from->path() + ": parameter '" + p.name() +
+                           "' does not cut into this plan's shard");
+      std::memcpy(t.f32(), value.data(), size_t(t.numel()) * 4);
     }
-    std::vector<float> value;
-    ParamState &st = ex.optimizerState()[p.name()];
-    bytes += from->load(p.name(), shape, s, value, st.m, st.v);
-    std::memcpy(t.f32(), value.data(), size_t(t.numel()) * 4);
+  } catch (const RuntimeError &e) {
+    error = e.what();
   }
+  std::vector<std::string> all = o.gather(
+      number(now() - t0) + " " + std::to_string(bytes) + "\n" + error);
+  for (const std::string &s : all)
+    if (size_t nl = s.find('\n'); nl + 1 < s.size())
+      throw RuntimeError(s.substr(nl + 1));
+  o.barrier(); // ranks with an error wait here for rank 0 to end the job
+  if (!error.empty())
+    throw RuntimeError(error);
   const Manifest &m = from->manifest();
   // The slowest rank's read time is the checkpoint's.
-  std::vector<std::string> all =
-      o.gather(number(now() - t0) + " " + std::to_string(bytes));
   if (o.print && !all.empty()) {
     double worst = 0, total = 0;
     for (const std::string &s : all) {
