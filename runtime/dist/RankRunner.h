@@ -23,6 +23,9 @@ namespace frenzy::rt {
 
 struct StepResult {
   double loss = 0, gradNorm = 0;
+  /// Every rank's peak executor bytes, carried by the update's all-reduce
+  /// (so a step needs no collective of its own to report memory).
+  std::vector<int64_t> peakBytes;
 };
 
 class RankRunner {
