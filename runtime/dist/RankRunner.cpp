@@ -262,7 +262,8 @@ void RankRunner::reduceGradients() {
   // Every group's pieces are copied out before any sum is written back: a
   // rank in several lanes of one unsplit parameter (pipelines of different
   // TP degrees) must send its own gradient to each, not a sum.
-  std::vector<std::vector<float>> bufs(dpGroups.size());
+  std::vector<std::vector<float>> &bufs = dpBufs;
+  bufs.resize(dpGroups.size());
   for (int pass = 0; pass < 2; ++pass)
     for (size_t g = 0; g < dpGroups.size(); ++g) {
       int64_t off = 0;
