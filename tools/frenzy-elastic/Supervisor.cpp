@@ -494,13 +494,12 @@ int Supervisor::run() {
                          checkpointText(o));
     int64_t ck = latestStep(o.checkpointDir);
     say("%s; devices now %s; %" PRId64 " step%s lost (step %" PRId64
-        " reached, %s)",
+        " reached; %s)",
         what.c_str(), describe(next).c_str(),
         std::max<int64_t>(0, out.lastStep - ck),
         out.lastStep - ck == 1 ? "" : "s", out.lastStep,
-        ck ? ("resuming from the checkpoint of step " + std::to_string(ck))
-                 .c_str()
-           : "no checkpoint yet: starting again from step 1");
+        ck ? ("last checkpoint: step " + std::to_string(ck)).c_str()
+           : "no checkpoint yet: the job starts again from step 1");
     double before = current.predictedTokensPerSecond();
     PlanInfo replanned = plan(next, ++generation, "re-planning");
     double planned = now();
