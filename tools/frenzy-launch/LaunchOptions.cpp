@@ -132,16 +132,18 @@ std::string usableTracePath(const Options &o) {
 
 plan::Plan readPlan(const std::string &path) { return loadPlanFile(path); }
 
-CheckpointOptions checkpointOptions(const Options &o, int rank,
-                                    std::function<void()> barrier) {
+CheckpointOptions checkpointOptions(const Options &o, const plan::Plan &p,
+                                    int rank) {
   CheckpointOptions c;
   c.dir = o.checkpointDir;
   c.every = o.checkpointEvery;
   c.resumeDir = o.resumeDir;
   if (!plan::hashFile(o.plan, c.planHash))
     throw RuntimeError(o.plan + ": cannot read the plan");
+  c.plan = &p;
   c.rank = rank;
-  c.barrier = std::move(barrier);
+  c.seed = o.seed;
+  c.print = rank == 0;
   return c;
 }
 

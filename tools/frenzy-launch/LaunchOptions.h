@@ -32,9 +32,10 @@ struct Options {
 };
 
 Options parseArgs(int argc, char **argv);
-/// The checkpoint settings of the command line for one rank.
-CheckpointOptions checkpointOptions(const Options &o, int rank,
-                                    std::function<void()> barrier);
+/// The checkpoint settings of the command line for one rank of plan `p`
+/// (which must outlive them).
+CheckpointOptions checkpointOptions(const Options &o, const plan::Plan &p,
+                                    int rank);
 plan::Plan readPlan(const std::string &path);
 
 /// The trace file, or "" when none was asked for or it cannot be written

@@ -109,48 +109,6 @@ void printPlan(const plan::Plan &p) {
   std::fflush(stdout);
 }
 
-/// Every trainable parameter's full value from the rank files of a
-/// checkpoint: replicas give the same value; TP shards are put together.
-ParamValues gatherParameters(const plan::Plan &p, const std::string &dir,
-                             int64_t step, uint64_t hash) {
-  // Each rank's parameters as its stage's program declares them.
-  std::vector<const plan::Program *> progOfRank(p.ranks_size(), &p.program());
-  for (const plan::StageProgram &sp : p.stages())
-    for (int32_t r : sp.ranks())
-      if (r >= 0 && r < p.ranks_size())
-        if (const plan::Program *prog = plan::programAt(p, sp.program()))
-          progOfRank[r] = prog;
-  ParamValues all;
-  std::map<std::string, Tensor> fulls; // TP parameters being put together
-  for (int r = 0; r < p.ranks_size(); ++r) {
-    std::map<std::string, const plan::ParamSource *> sources;
-    for (const plan::ParamSource &ps : progOfRank[r]->params())
-      sources[ps.name()] = &ps;
-    for (auto &[name, sp] : readRankCheckpoint(dir, step, r, hash)) {
-      const plan::ParamSource *ps = sources.at(name);
-      if (ps->shard_size() == 0) {
-        all.emplace(name, std::move(sp.value));
-        continue;
-      }
-      Tensor local;
-      local.dtype = plan::F32;
-      const plan::Tensor &pt = progOfRank[r]->tensors(ps->tensor());
-      local.shape.assign(pt.shape().begin(), pt.shape().end());
-      local.allocate();
-      std::copy(sp.value.begin(), sp.value.end(), local.f32());
-      auto [it, fresh] = fulls.try_emplace(name);
-      if (fresh) {
-        it->second = unsharded(*ps, local);
-        it->second.allocate();
-      }
-      copyShard(*ps, it->second, local, p.ranks(r).tp_rank(), /*intoFull=*/true);
-    }
-  }
-  for (auto &[name, full] : fulls)
-    all[name].assign(full.f32(), full.f32() + full.numel());
-  return all;
-}
-
 int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   RankRunner runner(p, comm);
   runner.loadWeights(o.initSeed);
@@ -160,9 +118,12 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   data->requireBatch(p.global_batch(), p.seq());
   runner.setData(data.get());
 
-  Checkpointer ckpt(checkpointOptions(o, comm.rank(),
-                                      [&comm] { comm.barrier(); }));
+  CheckpointOptions co = checkpointOptions(o, p, comm.rank());
+  co.barrier = [&comm] { comm.barrier(); };
+  co.gather = [&comm](const std::string &s) { return gatherTrace(comm, s); };
+  Checkpointer ckpt(co);
   int64_t first = ckpt.resume(runner.executor());
+  ckpt.continueData(*data);
   bool root = comm.rank() == 0;
   if (root) {
     printPlan(p);
@@ -249,11 +210,9 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   ckpt.finish(o.steps, runner.executor());
   status.update(o.steps, "done");
   if (!o.exportOnnx.empty() && root) {
-    // Every rank's parameters from the final checkpoint; a parameter held by
-    // several ranks (replicas, tied copies) has one value after the step.
-    uint64_t hash = 0;
-    int64_t step = latestCheckpoint(o.checkpointDir, &hash);
-    exportWeights(p, gatherParameters(p, o.checkpointDir, step, hash),
+    // Every parameter, put together from the final checkpoint's pieces
+    // (each written once, whole or as TP shards).
+    exportWeights(p, readCheckpointParameters(o.checkpointDir, p.model_hash()),
                   o.exportOnnx);
     std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());
   }
@@ -288,7 +247,10 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
     if (!o.exportOnnx.empty() && o.checkpointDir.empty())
       throw RuntimeError("--export with a multi-rank plan gathers the weights "
                          "from the final checkpoint: give --checkpoint-dir=DIR");
-    Checkpointer check(checkpointOptions(o, 0, [] {}));
+    // Checkpoint directories checked once (warnings come from rank 0).
+    CheckpointOptions co = checkpointOptions(o, p, 0);
+    co.print = false;
+    Checkpointer check(co);
     return relaunch(o, p);
   }
   Comm comm(&argc, &argv);

@@ -97,8 +97,10 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
               p.optimizer().kind().empty() ? "none"
                                            : p.optimizer().kind().c_str(),
               o.steps);
-  Checkpointer ckpt(checkpointOptions(o, 0, [] {}));
+  Checkpointer ckpt(checkpointOptions(o, p, 0));
   int64_t first = ckpt.resume(ex);
+  if (data)
+    ckpt.continueData(*data);
   if (first > 1)
     std::printf("resumed from %s at step %" PRId64 "\n", o.resumeDir.c_str(),
                 first - 1);
