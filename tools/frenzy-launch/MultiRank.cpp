@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Checkpoint.h"
+#include "ElasticHooks.h"
 #include "LaunchOptions.h"
 #include "plan/PlanPrograms.h"
 #include "RankRunner.h"
@@ -144,6 +145,8 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   }
   int64_t tokens = p.global_batch() * p.seq();
   double total = 0;
+  RankStatus status(o.statusDir, comm.rank());
+  status.update(first - 1, "starting");
   for (int64_t step = first; step <= o.steps; ++step) {
     auto t0 = std::chrono::steady_clock::now();
     double traceStart = trace ? trace->now() : 0;
@@ -183,6 +186,18 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
       std::fflush(stdout);
     }
     ckpt.afterStep(step, runner.executor());
+    status.update(step, "running");
+    if (step < o.steps && !o.stopFile.empty() && step % o.checkpointEvery == 0) {
+      // Rank 0 decides for all: every rank stops after the same step.
+      int64_t stop = root && stopFileExists(o.stopFile);
+      comm.allReduceMax(&stop, 1);
+      if (stop) {
+        status.update(step, "stopped");
+        if (root)
+          printStopped(step, o.stopFile);
+        return 0;
+      }
+    }
   }
   if (trace) {
     std::vector<std::string> all =
@@ -198,6 +213,7 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
                 o.steps - first + 1,
                 double(tokens * (o.steps - first + 1)) / std::max(total, 1e-9));
   ckpt.finish(o.steps, runner.executor());
+  status.update(o.steps, "done");
   if (!o.exportOnnx.empty() && root) {
     // Every parameter, put together from the final checkpoint's pieces
     // (each written once, whole or as TP shards).
