@@ -328,10 +328,9 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
       // Lost: mpirun ends the others by itself; what is left is ended.
       out.detected = deadAt;
       out.lostRank = deadRank;
-      double until = now() + o.stopGrace;
-      while (!job.exited(&status) && now() < until)
-        pump(50);
-      job.stop(2);
+      // mpirun would end the others too, after a second or so: ending
+      // them now is what makes the restart quick.
+      job.stop(o.stopGrace);
       pump(0);
       const std::string &node = info.rankNode[size_t(deadRank)];
       out.what = "rank " + std::to_string(deadRank) + " (" + node +
@@ -510,11 +509,12 @@ int Supervisor::run() {
     resumeFrom = ck;
     firstStepHook = [out, planned](int64_t step) {
       double t = now();
-      say("resumed: step %" PRId64 " ran %.2f s after the detection "
-          "(stopping %.2f s, re-planning %.2f s, restart and first step "
-          "%.2f s)",
-          step, t - out.detected, out.stopped - out.detected,
-          planned - out.stopped, t - planned);
+      say("resumed: step %" PRId64 " ran %.2f s after the detection (%s "
+          "%.2f s, re-planning %.2f s, restart and first step %.2f s)",
+          step, t - out.detected,
+          out.kind == Outcome::Joined ? "to the checkpoint and stop"
+                                      : "stopping",
+          out.stopped - out.detected, planned - out.stopped, t - planned);
     };
   }
 }
