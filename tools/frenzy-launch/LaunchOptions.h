@@ -23,6 +23,9 @@ struct Options {
   // when checkpointDir is set; resume from the latest one in resumeDir.
   std::string checkpointDir, resumeDir, exportOnnx, hostfile;
   std::string trace; // --trace=FILE: the measured timeline (Chrome JSON)
+  // frenzy-elastic's hooks (ElasticHooks.h): per-rank status files, and a
+  // file whose presence stops the job after its next checkpoint.
+  std::string statusDir, stopFile;
   int64_t checkpointEvery = 0;
   std::optional<uint64_t> initSeed; // --init=seed: matrices from --seed
   std::vector<std::string> argv; // as given, for relaunching under mpirun
