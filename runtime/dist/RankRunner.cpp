@@ -350,6 +350,16 @@ StepResult RankRunner::update() {
 }
 
 void RankRunner::syncParams() {
+  // A receiver first waits until the owner's update is sent (traced as a
+  // wait, as a pipeline receive is), then receives.
+  if (trace)
+    for (const plan::CommGroup *g : tiedGroups)
+      if (g->ranks(0) != me.id() && g->tensors_size()) {
+        TraceSpan wait(trace, plan::kCommThread, "wait tied params", "wait");
+        comm.probe(g->ranks(0), g->tensors(0));
+        break;
+      }
+  double t0 = trace ? trace->now() : 0;
   for (const plan::CommGroup *g : tiedGroups) {
     int32_t owner = g->ranks(0);
     for (int32_t t : g->tensors()) {
@@ -363,6 +373,8 @@ void RankRunner::syncParams() {
     }
   }
   comm.waitSends();
+  if (trace)
+    trace->slice(plan::kCommThread, "sync tied params", "comm", t0);
 }
 
 StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
@@ -418,9 +430,7 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       result = update();
       break;
     case plan::Action::SYNC_PARAMS:
-      syncParams();
-      if (trace)
-        trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0);
+      syncParams(); // traces its wait and its transfers
       break;
     default:
       throw RuntimeError("plan: unknown action " + std::to_string(a.kind()));
