@@ -203,11 +203,13 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
       }
     }
   }
+  // Resumed at or after --steps: nothing ran (and nothing is written).
+  int64_t ran = std::max<int64_t>(0, o.steps - first + 1);
   if (trace) {
     std::vector<std::string> all =
         gatherTrace(comm, trace->serialize(plan::rankLabel(p, comm.rank())));
     if (root) {
-      writeTraceFile(tracePath, p.ranks_size(), int(o.steps - first + 1), all);
+      writeTraceFile(tracePath, p.ranks_size(), int(ran), all);
       std::printf("wrote the measured timeline of %d ranks to %s\n",
                   p.ranks_size(), tracePath.c_str());
     }
@@ -215,8 +217,7 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   sideRun.finish(comm);
   if (root)
     std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n",
-                o.steps - first + 1,
-                double(tokens * (o.steps - first + 1)) / std::max(total, 1e-9));
+                ran, double(tokens * ran) / std::max(total, 1e-9));
   ckpt.finish(o.steps, runner.executor());
   status.update(o.steps, "done");
   if (!o.exportOnnx.empty() && root) {
