@@ -175,6 +175,13 @@ private:
                              st->backward_instrs().end());
     std::vector<int32_t> upd(st->update_instrs().begin(),
                              st->update_instrs().end());
+    // The runtime does not run clip_grad_norm's kernel on several ranks:
+    // the norm is the all-reduced sum of squares (costed below), the
+    // kernel's outputs two scalars it writes.
+    std::vector<int32_t> updRun;
+    for (int32_t i : upd)
+      if (prog.instrs(i).op() != "clip_grad_norm")
+        updRun.push_back(i);
     Args fArgs, bArgs, uArgs;
     double fSec = kernels(prog, fwd, p, tpLink, tpSize, fArgs);
     double bSec = kernels(prog, bwd, p, tpLink, tpSize, bArgs);
@@ -188,7 +195,7 @@ private:
     double normBytes = 0;
     for (int32_t t : r.norm_tensors())
       normBytes += (plan::tensorBytes(prog.tensors(t)));
-    double uSec = kernels(prog, upd, p, tpLink, tpSize, uArgs) +
+    double uSec = kernels(prog, updRun, p, tpLink, tpSize, uArgs) +
                   memorySeconds(p, normBytes);
     int mbSeen = 0;
     for (const plan::Action &a : r.stream()) {
@@ -249,7 +256,8 @@ private:
           o.cat = "comm";
           o.key = "dp" + std::to_string(g);
           o.members = grp.ranks_size();
-          o.seconds = l.allReduceSeconds(bytes, n);
+          o.seconds = sharedAllReduce(p, bytes, grp.ranks(),
+                                      l.allReduceSeconds(bytes, n));
           o.waitName = "wait dp";
           o.args = {{"bytes", bytes}};
           ops.push_back(o);
@@ -268,8 +276,14 @@ private:
         o.cat = "comm";
         o.key = "norm";
         o.members = plan.ranks_size();
-        o.seconds = l.reduceLatency *
-                    std::max(1.0, std::log2(double(plan.ranks_size())));
+        // The loss, the squared norm and each rank's peak memory (doubles).
+        std::vector<int32_t> all;
+        for (const plan::Rank &k : plan.ranks())
+          all.push_back(k.id());
+        o.seconds = sharedAllReduce(
+            p, 8.0 * (2 + plan.ranks_size()), all,
+            l.reduceLatency *
+                std::max(1.0, std::log2(double(plan.ranks_size()))));
         o.waitName = "wait norm";
         ops.push_back(o);
         ops.push_back(compute("optimizer", "optimizer", uSec, uArgs));
@@ -322,9 +336,17 @@ private:
   /// rank that ends its step early starts the next one while the others
   /// finish theirs (and, on a shared core, takes the core from them). The
   /// steady state is what a run's median step measures: every rank's
-  /// stream is played kSteps times and the one before the last (which the
-  /// next step's early ranks disturb, as in a run) is the prediction.
-  static constexpr int kSteps = 5, kShown = kSteps - 2;
+  /// stream is played kSteps times; steps kFirstShown..kLastShown (after
+  /// the cold start, before the last, which no next step disturbs as in a
+  /// run) are the trace, and a rank's step is its mean over them. Ranks
+  /// sharing cores take turns in patterns that repeat every 2 or 3 steps
+  /// (a rank's steps alternate 11 and 7 ms), so one step is not the
+  /// period; six steps are one or more whole patterns (bench/
+  /// trace_compare.py takes the same mean of the measured steps).
+  static constexpr int kSteps = 9, kFirstShown = 2, kLastShown = kSteps - 2;
+  static bool shown(int step) {
+    return step >= kFirstShown && step <= kLastShown;
+  }
   void repeatSteps() {
     for (std::vector<Op> &ops : rankOps) {
       size_t n = ops.size();
@@ -340,7 +362,7 @@ private:
   }
 
   void slice(int rank, const Op &o, double start, double seconds) {
-    if (o.step != kShown)
+    if (!shown(o.step))
       return;
     plan::TraceEvent e;
     e.pid = rank;
@@ -354,7 +376,7 @@ private:
   }
 
   void wait(int rank, const Op &o, double from, double to) {
-    if (to - from <= 1e-9 || o.step != kShown || o.waitName.empty())
+    if (to - from <= 1e-9 || !shown(o.step) || o.waitName.empty())
       return;
     const std::string &name = o.waitName;
     plan::TraceEvent e;
@@ -370,6 +392,31 @@ private:
   /// The core each rank runs on, when its node has more CPU ranks than
   /// cores: frenzy-launch binds them round-robin (the node's i-th rank on
   /// core i mod cores). Otherwise each rank has a core of its own ("").
+  /// A member's time in an all-reduce among `members`: `alone` when each
+  /// has a core of its own; when some share one (more CPU ranks than
+  /// cores), the profile's measured cost of each member's turns on its
+  /// core (DeviceProfile::sharedAllReduceSeconds; the members on a core
+  /// then run them one after another).
+  double sharedAllReduce(const DeviceProfile &p, double bytes,
+                         const google::protobuf::RepeatedField<int32_t> &members,
+                         double alone) {
+    return sharedAllReduce(p, bytes,
+                           std::vector<int32_t>(members.begin(), members.end()),
+                           alone);
+  }
+  double sharedAllReduce(const DeviceProfile &p, double bytes,
+                         const std::vector<int32_t> &members, double alone) {
+    if (cores.empty())
+      cores = coreOfRanks();
+    std::map<std::string, int> onCore;
+    int most = 1;
+    for (int32_t m : members)
+      if (m >= 0 && size_t(m) < cores.size() && !cores[m].empty())
+        most = std::max(most, ++onCore[cores[m]]);
+    double shared = p.sharedAllReduceSeconds(bytes, int(members.size()));
+    return most > 1 && shared >= 0 ? shared : alone;
+  }
+
   std::vector<std::string> coreOfRanks() {
     std::vector<std::string> core(std::max(1, plan.ranks_size()));
     std::map<std::string, int> onNode, seen;
@@ -404,7 +451,9 @@ private:
     std::vector<bool> holds(R, false);
     std::vector<size_t> next(R, 0);
     std::vector<double> endAt(R, 0), since(R, 0), opStart(R, 0);
-    std::vector<double> queuedAt(R, 0), lastStart(R, 0), lastEnd(R, 0);
+    std::vector<double> queuedAt(R, 0);
+    // Each rank's start of every step (and the end of its last).
+    std::vector<std::vector<double>> stepStart(R, std::vector<double>(kSteps + 1, 0));
     std::map<std::string, double> sent;                   // key -> ready
     std::map<std::string, std::map<int, double>> arrived; // collective
     double t = 0;
@@ -436,6 +485,8 @@ private:
             auto &who = arrived[o.key];
             who.emplace(int(r), t);
             ready = int(who.size()) >= o.members;
+            if (ready)
+              readyAt.emplace(o.key, t); // the last member's arrival
           }
           if (!ready) {
             if (state[r] != Blocked) {
@@ -473,10 +524,19 @@ private:
           --f;
           holds[r] = true;
           const Op &o = rankOps[r][next[r]];
-          if (o.kind != Op::Compute && t - since[r] > 1e-12)
-            wait(int(r), o, since[r], t);
+          opStart[r] = t;
+          if (o.kind != Op::Compute && t - since[r] > 1e-12) {
+            // A collective is done for a member once all arrived and it has
+            // its core again; until then it is inside the MPI call (as the
+            // runtime's trace shows it): the wait ends at the last arrival.
+            double until = t;
+            if (o.kind == Op::Collective && readyAt.count(o.key))
+              until = std::max(since[r], std::min(t, readyAt[o.key]));
+            wait(int(r), o, since[r], until);
+            opStart[r] = o.waitName.empty() && o.kind == Op::Recv ? since[r]
+                                                                   : until;
+          }
           state[r] = Running;
-          opStart[r] = o.waitName.empty() && o.kind == Op::Recv ? since[r] : t;
           endAt[r] = t + o.seconds;
         }
       }
@@ -499,28 +559,34 @@ private:
         if (o.kind == Op::Send)
           sent[o.key] = t;
         size_t perStep = rankOps[r].size() / kSteps;
-        if (++next[r] == perStep * kShown)
-          lastStart[r] = t;
-        if (next[r] == perStep * (kShown + 1))
-          lastEnd[r] = t;
+        if (perStep && ++next[r] % perStep == 0)
+          stepStart[r][next[r] / perStep] = t;
         since[r] = t;
         state[r] = Runnable;
       }
     }
-    // The step shown, from the earliest rank's start of it.
-    double base = *std::min_element(lastStart.begin(), lastStart.end());
+    // The steps shown, from the earliest rank's start of the first.
+    double base = 1e300;
+    for (size_t r = 0; r < R; ++r)
+      base = std::min(base, stepStart[r][kFirstShown]);
     for (plan::TraceEvent &e : out.events)
       e.startUs -= base * 1e6;
     out.rankSeconds.assign(R, 0);
     for (size_t r = 0; r < R; ++r) {
-      out.rankSeconds[r] = lastEnd[r] - lastStart[r];
+      std::vector<double> d;
+      for (int k = kFirstShown; k <= kLastShown; ++k) {
+        d.push_back(stepStart[r][k + 1] - stepStart[r][k]);
+        Op step;
+        step.name = "step";
+        step.cat = "step";
+        step.step = k;
+        step.args = {{"step", double(k - kFirstShown + 1)}};
+        slice(int(r), step, stepStart[r][k] - base, d.back());
+      }
+      out.rankSeconds[r] = (stepStart[r][kLastShown + 1] -
+                            stepStart[r][kFirstShown]) /
+                           double(kLastShown - kFirstShown + 1);
       out.stepSeconds = std::max(out.stepSeconds, out.rankSeconds[r]);
-      Op step;
-      step.name = "step";
-      step.cat = "step";
-      step.step = kShown;
-      step.args = {{"step", 1}};
-      slice(int(r), step, lastStart[r] - base, out.rankSeconds[r]);
     }
   }
 
@@ -528,6 +594,8 @@ private:
   const ClusterSpec &cluster;
   std::map<std::string, DeviceProfile> profiles;
   std::vector<std::vector<Op>> rankOps;
+  std::vector<std::string> cores;          // coreOfRanks(), once
+  std::map<std::string, double> readyAt;   // collective -> last arrival
   PredictedTimeline out;
 };
 
