@@ -314,6 +314,9 @@ void checkAttention() {
        0.1f, 2, 1, 4},
       {"causal D128 dropout", 2, 1, 130, 130, 128, 128, true, 0, false,
        0.2f},
+      // Rows longer than the register row kernels take (2048 columns).
+      {"long rows Tk=2100 dropout", 1, 2, 9, 2100, 16, 16, false, 0, false,
+       0.1f},
   };
   for (const AttnCase &a : cases)
     attentionCase(F32, a);

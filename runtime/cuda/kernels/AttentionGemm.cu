@@ -98,6 +98,76 @@ __global__ void softmaxGradRowsKernel(T *dS, const float *P, const float *dPd,
     d[j] = fromF<T>(pr[j] * (gr[j] * p.factor(h, i, j) - dot));
 }
 
+/// The same two row kernels for rows of up to kRowThreads * K columns,
+/// each thread keeping its K values in registers: the scores are read from
+/// memory once (the generic kernels above read them three times), and a
+/// causal row never reads the columns past its query.
+constexpr int kRegCols = 8;
+
+template <typename T, int K>
+__global__ void softmaxRowsRegKernel(float *S, T *Pd, RowParams p, bool keepP) {
+  __shared__ float sharedF[32];
+  const int64_t row = blockIdx.x, hc = row / p.Tq, i = row % p.Tq;
+  const int64_t h = p.head0 + hc;
+  float *s = S + row * p.Tk;
+  T *pd = Pd + row * p.Tk;
+  float v[K];
+  float mx = -INFINITY;
+  for (int u = 0; u < K; ++u) {
+    const int64_t j = threadIdx.x + int64_t(u) * blockDim.x;
+    int64_t e;
+    v[u] = j < p.Tk && p.live(h, i, j, e)
+               ? s[j] + (p.bias ? p.bias[e] : 0.0f)
+               : -INFINITY;
+    mx = fmaxf(mx, v[u]);
+  }
+  mx = blockMax(mx, sharedF);
+  float sum = 0.0f;
+  for (int u = 0; u < K; ++u) {
+    v[u] = mx == -INFINITY || v[u] == -INFINITY ? 0.0f : expf(v[u] - mx);
+    sum += v[u];
+  }
+  sum = blockSum(sum, sharedF);
+  const float inv = mx == -INFINITY ? 0.0f : 1.0f / sum;
+  for (int u = 0; u < K; ++u) {
+    const int64_t j = threadIdx.x + int64_t(u) * blockDim.x;
+    if (j >= p.Tk)
+      break;
+    const float P = v[u] * inv;
+    if (keepP)
+      s[j] = P;
+    pd[j] = fromF<T>(P == 0.0f ? 0.0f : P * p.factor(h, i, j));
+  }
+}
+
+template <typename T, int K>
+__global__ void softmaxGradRowsRegKernel(T *dS, const float *P,
+                                         const float *dPd, RowParams p) {
+  __shared__ float sharedF[32];
+  const int64_t row = blockIdx.x, hc = row / p.Tq, i = row % p.Tq;
+  const int64_t h = p.head0 + hc;
+  const float *pr = P + row * p.Tk, *gr = dPd + row * p.Tk;
+  float pv[K], gv[K];
+  float dot = 0.0f;
+  for (int u = 0; u < K; ++u) {
+    const int64_t j = threadIdx.x + int64_t(u) * blockDim.x;
+    pv[u] = gv[u] = 0.0f;
+    if (j >= p.Tk || (p.causal && j > i))
+      continue; // P is 0 there: nothing to read
+    pv[u] = pr[j];
+    gv[u] = pv[u] == 0.0f ? 0.0f : gr[j] * p.factor(h, i, j);
+    dot += gv[u] * pv[u];
+  }
+  dot = blockSum(dot, sharedF);
+  T *d = dS + row * p.Tk;
+  for (int u = 0; u < K; ++u) {
+    const int64_t j = threadIdx.x + int64_t(u) * blockDim.x;
+    if (j >= p.Tk)
+      break;
+    d[j] = fromF<T>(pv[u] * (gv[u] - dot));
+  }
+}
+
 RowParams rowParams(const cpu::AttentionConfig &c, int64_t head0) {
   RowParams p;
   p.Tq = c.Tq; p.Tk = c.Tk; p.maskHeads = c.maskHeads; p.head0 = head0;
@@ -153,8 +223,13 @@ Status attentionForwardGemm(const BlasHandles &h, cudaStream_t s, FloatType t,
     const RowParams p = rowParams(c, h0);
     withFloatType(t, [&](auto tag) {
       using T = decltype(tag);
-      softmaxRowsKernel<T><<<unsigned(n * c.Tq), kRowThreads, 0, s>>>(
-          S, static_cast<T *>(Pd), p, false);
+      if (c.Tk <= kRowThreads * kRegCols)
+        softmaxRowsRegKernel<T, kRegCols>
+            <<<unsigned(n * c.Tq), kRowThreads, 0, s>>>(
+                S, static_cast<T *>(Pd), p, false);
+      else
+        softmaxRowsKernel<T><<<unsigned(n * c.Tq), kRowThreads, 0, s>>>(
+            S, static_cast<T *>(Pd), p, false);
     });
     if (!(st = launched("attention (gemm path)")).ok())
       return st;
@@ -191,8 +266,13 @@ Status attentionBackwardGemm(const BlasHandles &h, cudaStream_t s, FloatType t,
     const RowParams p = rowParams(c, h0);
     withFloatType(t, [&](auto tag) {
       using T = decltype(tag);
-      softmaxRowsKernel<T><<<unsigned(n * c.Tq), kRowThreads, 0, s>>>(
-          S, static_cast<T *>(B1), p, true);
+      if (c.Tk <= kRowThreads * kRegCols)
+        softmaxRowsRegKernel<T, kRegCols>
+            <<<unsigned(n * c.Tq), kRowThreads, 0, s>>>(
+                S, static_cast<T *>(B1), p, true);
+      else
+        softmaxRowsKernel<T><<<unsigned(n * c.Tq), kRowThreads, 0, s>>>(
+            S, static_cast<T *>(B1), p, true);
     });
     if (!(st = launched("attention_grad (gemm path)")).ok())
       return st;
@@ -209,8 +289,13 @@ Status attentionBackwardGemm(const BlasHandles &h, cudaStream_t s, FloatType t,
       return st;
     withFloatType(t, [&](auto tag) {
       using T = decltype(tag);
-      softmaxGradRowsKernel<T><<<unsigned(n * c.Tq), kRowThreads, 0, s>>>(
-          static_cast<T *>(B1), S, dPd, p);
+      if (c.Tk <= kRowThreads * kRegCols)
+        softmaxGradRowsRegKernel<T, kRegCols>
+            <<<unsigned(n * c.Tq), kRowThreads, 0, s>>>(static_cast<T *>(B1),
+                                                        S, dPd, p);
+      else
+        softmaxGradRowsKernel<T><<<unsigned(n * c.Tq), kRowThreads, 0, s>>>(
+            static_cast<T *>(B1), S, dPd, p);
     });
     if (!(st = launched("attention_grad (gemm path)")).ok())
       return st;
