@@ -133,7 +133,6 @@ struct Outcome {
   int64_t lastStep = 0;   // the furthest step the job reached
   int lostRank = -1;      // Lost
   Membership next;        // Shrunk, Joined
-  bool byFile = false;    // Joined/Shrunk by reading the file again (SIGHUP)
 };
 
 class Supervisor {
@@ -259,7 +258,6 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
   double errorAt = 0;
   std::optional<Membership> joining;
   double joinAt = 0;
-  bool joinByFile = false;
   std::map<int, int64_t> rankSteps;
   int status = 0;
   auto finish = [&](Outcome::Kind k) {
@@ -356,12 +354,11 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
       if (std::optional<Membership> m = poll(force)) {
         bool grew, shrank;
         std::string d = difference(active, *m, &grew, &shrank);
-        std::string src = force ? "SIGHUP: " + o.cluster + " read again"
+        std::string src = force ? "signal: " + o.cluster + " read again"
                                 : o.cluster + " changed";
         if (shrank) {
           out.detected = t;
           out.next = *m;
-          out.byFile = force;
           out.what = src + " (" + d + ")";
           job.stop(o.stopGrace);
           return finish(Outcome::Shrunk);
@@ -369,7 +366,6 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
         if (grew) {
           joining = *m;
           joinAt = t;
-          joinByFile = force;
           std::ofstream(stopFile) << "join\n";
           say("join: %s (%s): %s; stopping after the next checkpoint",
               src.c_str(), d.c_str(), describe(*m).c_str());
@@ -396,7 +392,6 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
     if (stoppedAt > 0 && joining) {
       out.detected = joinAt;
       out.next = *joining;
-      out.byFile = joinByFile;
       out.what = "stopped after the checkpoint of step " +
                  std::to_string(stoppedAt);
       return finish(Outcome::Joined);
@@ -437,6 +432,7 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
 
 int Supervisor::run() {
   std::signal(SIGHUP, onHangup);
+  std::signal(SIGUSR1, onHangup);
   std::signal(SIGINT, onInterrupt);
   std::signal(SIGTERM, onInterrupt);
   ::mkdir(o.runDir.c_str(), 0755);
