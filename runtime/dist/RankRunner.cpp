@@ -401,7 +401,7 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       if (timed) {
         double cpu = threadCpuSeconds() - tc0;
         times.computeCpu += cpu;
-        times.emulated += emulateUntil(w0, cpu, speedFactor);
+        times.emulated += emulateUntil(w0, cpu, speedFactor, emulationDebt);
         times.compute += steadySeconds() - w0;
       }
       if (trace) {
