@@ -401,7 +401,13 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       if (timed) {
         double cpu = threadCpuSeconds() - tc0;
         times.computeCpu += cpu;
-        times.emulated += emulateUntil(w0, cpu, speedFactor, emulationDebt);
+        bool fwd = a.kind() == plan::Action::FORWARD;
+        if (fwd)
+          times.forwardCpu += cpu;
+        double fixed = fwd ? forwardSeconds : backwardSeconds;
+        times.emulated += fixed > 0 ? emulateFor(w0, fixed, emulationDebt)
+                                    : emulateUntil(w0, cpu, speedFactor,
+                                                   emulationDebt);
         times.compute += steadySeconds() - w0;
       }
       if (trace) {

@@ -28,6 +28,7 @@ struct StepTimes {
   double step = 0;       // the whole step
   double compute = 0;    // forward and backward, emulation included
   double computeCpu = 0; // their CPU time
+  double forwardCpu = 0; // the forwards' part of it
   double emulated = 0;   // slept to emulate a slower device
   double recvWait = 0;   // from a receive's start to its message's arrival
   double collective = 0; // gradient reduction and the update's all-reduce
@@ -70,6 +71,12 @@ public:
   void setSideTasks(SideTaskHost *host) { side = host; }
   /// Forward and backward take `factor` x their CPU time (SpeedEmulation.h).
   void setSpeedFactor(double factor) { speedFactor = factor; }
+  /// Forward and backward take fixed durations instead (seconds per
+  /// micro-batch; SpeedEmulation.h's plan emulation).
+  void setComputeDurations(double forward, double backward) {
+    forwardSeconds = forward;
+    backwardSeconds = backward;
+  }
   /// Measures StepTimes (on with side tasks or emulation).
   void setMeasureTimes(bool on) { measure = on; }
   const StepTimes &stepTimes() const { return times; }
@@ -114,6 +121,7 @@ private:
   Trace *trace = nullptr;
   SideTaskHost *side = nullptr;
   double speedFactor = 1, emulationDebt = 0;
+  double forwardSeconds = 0, backwardSeconds = 0;
   bool measure = false;
   StepTimes times;
   std::vector<double> gapLimit; // by stream position: last step's wait

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <ctime>
 #include <exception>
+#include <sched.h>
 
 namespace frenzy::rt {
 
@@ -179,6 +180,10 @@ bool SideTaskHost::runStep(SideTaskState &t, const SideSlot &s,
   double end = now(), len = end - start;
   t.seconds += len;
   step.harvested += len;
+  // Ranks may share cores (CPU ranks; under SCHED_FIFO a running rank
+  // keeps its core until it blocks): a rank whose message has arrived must
+  // get a core before this rank's next side-task step.
+  sched_yield();
   if (!t.failure.empty())
     return false;
   ++t.steps;

@@ -21,7 +21,9 @@ namespace frenzy::rt {
 
 /// The explicit factors, or all 1 (plan emulation: known after step 2).
 static std::vector<double> factorsOf(const Options &o, const plan::Plan &p) {
-  if (o.emulateSpeed.empty() || planEmulationBase(o.emulateSpeed) > 0)
+  PlanEmulation e = o.emulateSpeed.empty() ? PlanEmulation()
+                                           : planEmulation(o.emulateSpeed);
+  if (o.emulateSpeed.empty() || e.base > 0 || e.scale > 0)
     return std::vector<double>(size_t(p.ranks_size()), 1.0);
   return parseSpeedFactors(o.emulateSpeed, p.ranks_size());
 }
@@ -43,7 +45,7 @@ SideRun::SideRun(const Options &opts, const plan::Plan &plan,
   factors = factorsOf(o, p);
   factor = factors[size_t(rank)];
   if (!o.emulateSpeed.empty())
-    base = planEmulationBase(o.emulateSpeed);
+    emu = planEmulation(o.emulateSpeed);
   enabled = !o.sideTasks.empty() || !o.emulateSpeed.empty() ||
             !o.sideReport.empty();
   if (!enabled)
@@ -67,7 +69,9 @@ SideRun::SideRun(const Options &opts, const plan::Plan &plan,
   // message later than that still blocks the rank, and steps of at most
   // half a millisecond go on until it arrives.
   host->setGrace(5e-4);
-  runner.setSideTasks(host.get());
+  // Under plan emulation side tasks start once its scale is measured.
+  if (emu.base == 0 && emu.scale == 0)
+    runner.setSideTasks(host.get());
 }
 
 SideRun::~SideRun() {
@@ -79,25 +83,36 @@ void SideRun::afterStep(int64_t step, Comm &comm) {
     return;
   steps.push_back({step, runner.stepTimes(),
                    host ? host->takeStep() : SideReport()});
-  if (base > 0 && steps.size() == 2) {
+  if ((emu.base > 0 || emu.scale > 0) && steps.size() == 2) {
     // The second step (the first pays its page faults): every rank's CPU
-    // per micro-batch, the same factors computed on every rank.
+    // per micro-batch, the same scale computed on every rank.
     std::vector<double> cpu(size_t(p.ranks_size()), 0.0);
     int64_t mbs = 0;
     for (const plan::StageProgram &sp : p.stages())
       for (int32_t id : sp.ranks())
         if (id == rank)
           mbs = sp.micro_batches();
-    cpu[size_t(rank)] = runner.stepTimes().computeCpu / double(std::max<int64_t>(mbs, 1));
+    const StepTimes &t = runner.stepTimes();
+    double perMb = t.computeCpu / double(std::max<int64_t>(mbs, 1));
+    cpu[size_t(rank)] = perMb;
     comm.allReduceSum(cpu.data(), int(cpu.size()));
-    factors = timelineFactors(p, cpu, base);
+    std::vector<double> pred = predictedPerMicroBatch(p);
+    scale = emu.scale > 0 ? emu.scale : timelineScale(pred, cpu, emu.base);
+    for (size_t r = 0; r < factors.size(); ++r)
+      factors[r] = cpu[r] > 0 ? scale * pred[r] / cpu[r] : 1.0;
     factor = factors[size_t(rank)];
-    runner.setSpeedFactor(factor);
+    // The rank's emulated micro-batch, split as its CPU time splits.
+    double share = t.computeCpu > 0 ? t.forwardCpu / t.computeCpu : 0.5;
+    runner.setComputeDurations(scale * pred[size_t(rank)] * share,
+                               scale * pred[size_t(rank)] * (1 - share));
+    // Side tasks start now: the scale is measured without them.
+    if (host)
+      runner.setSideTasks(host.get());
     if (rank == 0) {
-      std::printf("emulate-speed: from step %" PRId64 " compute takes the "
-                  "plan's predicted time per micro-batch x one scale "
-                  "(factors",
-                  step + 1);
+      std::printf("emulate-speed: from step %" PRId64 " forward and backward "
+                  "take the plan's predicted time x %.6g (--emulate-speed="
+                  "scale:%.6g; factors over CPU time",
+                  step + 1, scale, scale);
       for (size_t k = 0; k < factors.size(); ++k)
         std::printf(" %zu:%.2f", k, factors[k]);
       std::printf(")\n");
@@ -173,7 +188,7 @@ void SideRun::finish(Comm &comm) {
   SideReport sum;
   double wait = 0, stepTime = 0, compute = 0, cpu = 0;
   // Plan emulation starts after step 2: its summary starts there too.
-  int first = base > 0 ? 2 : 1;
+  int first = emu.base > 0 || emu.scale > 0 ? 2 : 1;
   for (size_t k = size_t(first); k < steps.size(); ++k) {
     sum += steps[k].r;
     wait += steps[k].t.recvWait;
