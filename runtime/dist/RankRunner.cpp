@@ -414,6 +414,10 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       if (trace)
         trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0);
       break;
+    case plan::Action::SIDE_TASK:
+      // A slot for a side task (issue 14): frenzy-launch has no side-task
+      // host yet, so the bubble stays idle (docs/sidetasks.md).
+      break;
     default:
       throw RuntimeError("plan: unknown action " + std::to_string(a.kind()));
     }

@@ -21,7 +21,7 @@ def main():
             continue
         if e["name"] == "step":
             step = max(step, e["dur"])
-        elif e["cat"] != "wait" and e["dur"] > 0:
+        elif e["cat"] not in ("wait", "bubble", "side-task") and e["dur"] > 0:
             busy.setdefault(e["pid"] % cores, []).append(
                 (e["ts"], e["ts"] + e["dur"], e["pid"]))
     for core, spans in busy.items():
