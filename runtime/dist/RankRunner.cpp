@@ -15,8 +15,6 @@
 #include "plan/TraceFormat.h"
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <cmath>
 #include <cstring>
 
@@ -378,14 +376,7 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
     case plan::Action::FORWARD:
     case plan::Action::BACKWARD: {
       double cpu0 = trace ? Trace::cpuNow() : 0;
-      double c0 = slowdown > 1 ? Trace::cpuNow() : 0;
       forwardOrBackward(a);
-      // The emulated device takes `slowdown` times this CPU's own compute
-      // time (its process CPU time: on a shared machine the wall time also
-      // holds other processes' turns). Sleeping frees the core.
-      if (slowdown > 1)
-        std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(
-            (slowdown - 1) * (Trace::cpuNow() - c0)));
       if (trace) {
         auto args = trace->takeClassArgs();
         args.emplace_back("cpu_us", Trace::cpuNow() - cpu0);

@@ -52,11 +52,6 @@ public:
   /// traced run also separates waiting from transferring: a receive probes
   /// first, a reduction passes a barrier first (both as "wait" slices).
   void setTrace(Trace *t);
-  /// Emulates a device `factor` times slower than this CPU: after each
-  /// forward and backward the rank sleeps (factor - 1) times the CPU time
-  /// it took (frenzy-launch --emulate-speed), so heterogeneous timelines
-  /// and their bubbles can be reproduced on one machine.
-  void setSlowdown(double factor) { slowdown = factor; }
 
 private:
   void forwardOrBackward(const plan::Action &a);
@@ -90,7 +85,6 @@ private:
   /// the forward before the backward; received inputs are kept until the
   /// backward has run.
   bool recomputeForward = false;
-  double slowdown = 1;
   std::vector<int32_t> dropAfterForward, keptInputs, rerunSent;
   const TokenData *data = nullptr;
   std::optional<TokenInputs> inputs;

@@ -21,7 +21,7 @@ const char *kUsage =
     "[--dump=DIR] [--profile] [--checkpoint-dir=DIR] [--checkpoint-every=N] "
     "[--resume=DIR] [--export=OUT.onnx] [--emit-hostfile=FILE] "
     "[--init=onnx|seed] [--trace=FILE.json] [--status-dir=DIR] "
-    "[--stop-file=FILE] [--emulate-speed=F[,F...]]\n"
+    "[--stop-file=FILE]\n"
     "       frenzy-launch --elastic --cluster=C.yaml MODEL.onnx ... (runs "
     "frenzy-elastic: re-plans when devices leave or join)\n"
     "A plan of several ranks starts them through mpirun, unless this process "
@@ -33,44 +33,6 @@ static bool parseInt(const std::string &s, int64_t &v) {
   char *end = nullptr;
   v = std::strtoll(s.c_str(), &end, 10);
   return !s.empty() && *end == 0;
-}
-
-/// --emulate-speed=F[,F...]: each factor a number >= 1 (how many times
-/// slower than this CPU the emulated device runs).
-static std::vector<double> parseFactors(const std::string &s) {
-  std::vector<double> out;
-  size_t at = 0;
-  while (at <= s.size()) {
-    size_t comma = s.find(',', at);
-    std::string f = s.substr(at, comma == std::string::npos ? std::string::npos
-                                                            : comma - at);
-    char *end = nullptr;
-    double v = std::strtod(f.c_str(), &end);
-    if (f.empty() || *end != 0 || !(v >= 1) || !(v <= 1e6))
-      throw RuntimeError("--emulate-speed needs factors >= 1 separated by "
-                         "commas (one for every rank, or one per rank: how "
-                         "many times slower than this CPU each rank's device "
-                         "is), got '" +
-                         f + "'");
-    out.push_back(v);
-    if (comma == std::string::npos)
-      break;
-    at = comma + 1;
-  }
-  return out;
-}
-
-double Options::slowdownOf(int rank, int ranks) const {
-  if (emulateSpeed.empty())
-    return 1;
-  if (emulateSpeed.size() == 1)
-    return emulateSpeed[0];
-  if (int(emulateSpeed.size()) != ranks)
-    throw RuntimeError("--emulate-speed gives " +
-                       std::to_string(emulateSpeed.size()) +
-                       " factors; the plan has " + std::to_string(ranks) +
-                       " ranks: give one factor, or one per rank");
-  return emulateSpeed[size_t(rank)];
 }
 
 Options parseArgs(int argc, char **argv) {
@@ -129,8 +91,6 @@ Options parseArgs(int argc, char **argv) {
       o.stopFile = s;
     } else if (std::string s = value("--emit-hostfile="); s != "\x01") {
       o.hostfile = s;
-    } else if (std::string s = value("--emulate-speed="); s != "\x01") {
-      o.emulateSpeed = parseFactors(s);
     } else if (std::string s = value("--input="); s != "\x01") {
       size_t eq = s.find('=');
       if (eq == std::string::npos || eq == 0)

@@ -29,12 +29,6 @@ struct Options {
   int64_t checkpointEvery = 0;
   std::optional<uint64_t> initSeed; // --init=seed: matrices from --seed
   std::vector<std::string> argv; // as given, for relaunching under mpirun
-  // --emulate-speed: per rank (or one for all), how many times slower than
-  // this CPU the emulated device is; forward and backward sleep the rest.
-  std::vector<double> emulateSpeed;
-  /// The factor of `rank`; throws when the list fits neither one nor
-  /// `ranks` factors.
-  double slowdownOf(int rank, int ranks) const;
 };
 
 Options parseArgs(int argc, char **argv);

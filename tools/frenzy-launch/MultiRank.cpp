@@ -111,7 +111,6 @@ void printPlan(const plan::Plan &p) {
 
 int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   RankRunner runner(p, comm);
-  runner.setSlowdown(o.slowdownOf(comm.rank(), p.ranks_size()));
   runner.loadWeights(o.initSeed);
   openblas_set_num_threads(int(o.threads > 0 ? o.threads : 1));
   std::unique_ptr<TokenData> data;
@@ -128,12 +127,6 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   bool root = comm.rank() == 0;
   if (root) {
     printPlan(p);
-    if (!o.emulateSpeed.empty()) {
-      std::printf("emulated speeds (compute time x factor):");
-      for (int r = 0; r < p.ranks_size(); ++r)
-        std::printf(" %d:x%.3g", r, o.slowdownOf(r, p.ranks_size()));
-      std::printf("\n");
-    }
     if (first > 1)
       std::printf("resumed from %s at step %" PRId64 "\n",
                   o.resumeDir.c_str(), first - 1);
@@ -255,7 +248,6 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
                          "plans; a multi-rank plan reads --data=TOKENS.bin");
     if (o.data.empty())
       throw RuntimeError("a multi-rank plan needs --data=TOKENS.bin");
-    o.slowdownOf(0, p.ranks_size()); // a factor list that does not fit
     TokenData(o.data).requireBatch(p.global_batch(), p.seq());
     if (!o.exportOnnx.empty() && o.checkpointDir.empty())
       throw RuntimeError("--export with a multi-rank plan gathers the weights "

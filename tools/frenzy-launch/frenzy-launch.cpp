@@ -70,10 +70,6 @@ void printProfile(const Executor &ex, double totalSeconds) {
 } // namespace
 
 int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
-  if (!o.emulateSpeed.empty())
-    throw RuntimeError("--emulate-speed works on multi-rank plans (a single "
-                       "rank waits for no other: its speed changes no "
-                       "bubble)");
   Executor ex(p);
   ex.loadWeights(o.initSeed);
   ex.setProfiling(o.profile);
