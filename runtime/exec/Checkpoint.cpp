@@ -458,7 +458,9 @@ void Checkpointer::afterStep(int64_t step, Executor &ex) {
 }
 
 void Checkpointer::finish(int64_t step, Executor &ex) {
-  if (!o.dir.empty() && lastWritten != step)
+  // Resumed at or after the last step: the state is the checkpoint's, not
+  // step `step`'s, so nothing is written.
+  if (!o.dir.empty() && step > lastWritten)
     write(step, ex);
 }
 

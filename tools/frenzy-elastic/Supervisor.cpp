@@ -133,7 +133,6 @@ struct Outcome {
   int64_t lastStep = 0;   // the furthest step the job reached
   int lostRank = -1;      // Lost
   Membership next;        // Shrunk, Joined
-  bool byFile = false;    // Joined/Shrunk by reading the file again (SIGHUP)
 };
 
 class Supervisor {
@@ -259,7 +258,6 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
   double errorAt = 0;
   std::optional<Membership> joining;
   double joinAt = 0;
-  bool joinByFile = false;
   std::map<int, int64_t> rankSteps;
   int status = 0;
   auto finish = [&](Outcome::Kind k) {
@@ -328,10 +326,9 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
       // Lost: mpirun ends the others by itself; what is left is ended.
       out.detected = deadAt;
       out.lostRank = deadRank;
-      double until = now() + o.stopGrace;
-      while (!job.exited(&status) && now() < until)
-        pump(50);
-      job.stop(2);
+      // mpirun would end the others too, after a second or so: ending
+      // them now is what makes the restart quick.
+      job.stop(o.stopGrace);
       pump(0);
       const std::string &node = info.rankNode[size_t(deadRank)];
       out.what = "rank " + std::to_string(deadRank) + " (" + node +
@@ -357,12 +354,11 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
       if (std::optional<Membership> m = poll(force)) {
         bool grew, shrank;
         std::string d = difference(active, *m, &grew, &shrank);
-        std::string src = force ? "SIGHUP: " + o.cluster + " read again"
+        std::string src = force ? "signal: " + o.cluster + " read again"
                                 : o.cluster + " changed";
         if (shrank) {
           out.detected = t;
           out.next = *m;
-          out.byFile = force;
           out.what = src + " (" + d + ")";
           job.stop(o.stopGrace);
           return finish(Outcome::Shrunk);
@@ -370,7 +366,6 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
         if (grew) {
           joining = *m;
           joinAt = t;
-          joinByFile = force;
           std::ofstream(stopFile) << "join\n";
           say("join: %s (%s): %s; stopping after the next checkpoint",
               src.c_str(), d.c_str(), describe(*m).c_str());
@@ -397,7 +392,6 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
     if (stoppedAt > 0 && joining) {
       out.detected = joinAt;
       out.next = *joining;
-      out.byFile = joinByFile;
       out.what = "stopped after the checkpoint of step " +
                  std::to_string(stoppedAt);
       return finish(Outcome::Joined);
@@ -438,6 +432,7 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
 
 int Supervisor::run() {
   std::signal(SIGHUP, onHangup);
+  std::signal(SIGUSR1, onHangup);
   std::signal(SIGINT, onInterrupt);
   std::signal(SIGTERM, onInterrupt);
   ::mkdir(o.runDir.c_str(), 0755);
@@ -510,11 +505,12 @@ int Supervisor::run() {
     resumeFrom = ck;
     firstStepHook = [out, planned](int64_t step) {
       double t = now();
-      say("resumed: step %" PRId64 " ran %.2f s after the detection "
-          "(stopping %.2f s, re-planning %.2f s, restart and first step "
-          "%.2f s)",
-          step, t - out.detected, out.stopped - out.detected,
-          planned - out.stopped, t - planned);
+      say("resumed: step %" PRId64 " ran %.2f s after the detection (%s "
+          "%.2f s, re-planning %.2f s, restart and first step %.2f s)",
+          step, t - out.detected,
+          out.kind == Outcome::Joined ? "to the checkpoint and stop"
+                                      : "stopping",
+          out.stopped - out.detected, planned - out.stopped, t - planned);
     };
   }
 }
