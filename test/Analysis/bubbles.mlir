@@ -19,10 +19,10 @@
 // its 1 GiB of static memory (1 GiB + 3 x 256 MiB at 3 in flight).
 // CHECK: p0 s1: at 0.000 ms for 1000.000 ms before F0, 0 micro-batch(es) held, 7168.0 MiB free: warm-up: waits for F0 of stage 0
 // CHECK: per stage:
-// CHECK-NEXT: p0 s0 (cpu x1): idle 9000.000 ms of 33000.000 ms (27.27%) in {{[0-9]+}} bubble(s)
-// CHECK-NEXT: p0 s1 (cpu x1): idle 9000.000 ms of 33000.000 ms (27.27%)
-// CHECK-NEXT: p0 s2 (cpu x1): idle 9000.000 ms of 33000.000 ms (27.27%)
-// CHECK-NEXT: p0 s3 (cpu x1): idle 9000.000 ms of 33000.000 ms (27.27%)
+// CHECK-NEXT: p0 s0 (cpu x1, rank 0): idle 9000.000 ms of 33000.000 ms (27.27%) in {{[0-9]+}} bubble(s)
+// CHECK-NEXT: p0 s1 (cpu x1, rank 1): idle 9000.000 ms of 33000.000 ms (27.27%)
+// CHECK-NEXT: p0 s2 (cpu x1, rank 2): idle 9000.000 ms of 33000.000 ms (27.27%)
+// CHECK-NEXT: p0 s3 (cpu x1, rank 3): idle 9000.000 ms of 33000.000 ms (27.27%)
 // CHECK-NEXT: total: {{[0-9]+}} bubble(s), bubble fraction 0.272727273; idle 36000.000 GPU-ms of 132000.000 GPU-ms
 module attributes {frenzy.partition = {cluster = "cpu-4.yaml", global_batch = 8 : i64, seq = 64 : i64, recompute = "selective", micro_batch = 1 : i64, fixed_shares = true, pipeline_seconds = 0.0, all_reduce_seconds = 0.0, optimizer_seconds = 0.0, description = "", pipelines = [{micro_batches = 8 : i64, sequences = 8 : i64, stage_seconds = 3.0, stages = [{node = 0 : i64, devices = array<i64: 0>, layers = array<i64: 0, 0>, embed = true, head = false, seconds = 3.0, peak_bytes = 2147483648 : i64, activation_bytes = 268435456 : i64}, {node = 0 : i64, devices = array<i64: 1>, layers = array<i64: 1, 1>, embed = false, head = false, seconds = 3.0, peak_bytes = 1879048192 : i64, activation_bytes = 268435456 : i64}, {node = 0 : i64, devices = array<i64: 2>, layers = array<i64: 2, 2>, embed = false, head = false, seconds = 3.0, peak_bytes = 1610612736 : i64, activation_bytes = 268435456 : i64}, {node = 0 : i64, devices = array<i64: 3>, layers = array<i64: 3, 3>, embed = false, head = false, seconds = 3.0, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}]}], idle = []}, frenzy.schedule = {kind = "1f1b", pipelines = [["F0 F1 F2 F3 B0 F4 B1 F5 B2 F6 B3 F7 B4 B5 B6 B7", "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7", "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 F6 B5 F7 B6 B7", "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 F6 B6 F7 B7"]]}} {
 }
@@ -67,6 +67,8 @@ module attributes {frenzy.partition = {cluster = "cpu-4.yaml", global_batch = 8 
 // 1 s gradient all-reduce and the 0.5 s optimizer: step 10.5 s.
 // CHECK-LABEL: bubbles: 1f1b, 2 pipeline(s), 2 stage(s), step 10500.000 ms
 // CHECK-NEXT: p0 s0: at 6000.000 ms for 3000.000 ms before reduce, 0 micro-batch(es) held, {{.*}}: waits for p1 s0 (the last to finish its backwards) before the gradient reduction
-// CHECK: total: 1 bubble(s), bubble fraction 0.142857143;
+// CHECK: p0 s0 (cpu x1, rank 0): idle 3000.000 ms of 10500.000 ms (28.57%) in 1 bubble(s)
+// CHECK-NEXT: p1 s0 (cpu x1, rank 1): idle 0.000 ms of 10500.000 ms (0.00%) in 0 bubble(s)
+// CHECK-NEXT: total: 1 bubble(s), bubble fraction 0.142857143;
 module attributes {frenzy.partition = {cluster = "cpu-4.yaml", global_batch = 8 : i64, seq = 64 : i64, recompute = "selective", micro_batch = 1 : i64, fixed_shares = true, pipeline_seconds = 0.0, all_reduce_seconds = 1.0, optimizer_seconds = 0.5, description = "", pipelines = [{micro_batches = 2 : i64, sequences = 2 : i64, stage_seconds = 3.0, stages = [{node = 0 : i64, devices = array<i64: 0>, layers = array<i64: 0, 0>, embed = true, head = false, seconds = 3.0, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}]}, {micro_batches = 2 : i64, sequences = 2 : i64, stage_seconds = 4.5, stages = [{node = 0 : i64, devices = array<i64: 1>, layers = array<i64: 1, 1>, embed = false, head = false, seconds = 4.5, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}]}], idle = []}, frenzy.schedule = {kind = "1f1b", pipelines = [["F0 B0 F1 B1"], ["F0 B0 F1 B1"]]}} {
 }

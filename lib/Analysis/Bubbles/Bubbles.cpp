@@ -215,8 +215,16 @@ static std::string mib(int64_t bytes) {
 void frenzy::bubbles::printSummary(const ScheduleProblem &problem,
                                    const BubbleAnalysis &a,
                                    llvm::raw_ostream &os) {
+  // The plan writer numbers ranks pipeline by pipeline, stage by stage.
+  int64_t firstRank = 0;
   for (const StageTimeline &tl : a.stages) {
     const Stage &stage = problem.pipelines[tl.pipeline][tl.stage];
+    std::string ranks =
+        stage.ranks == 1
+            ? formatv("rank {0}", firstRank).str()
+            : formatv("ranks {0}-{1}", firstRank, firstRank + stage.ranks - 1)
+                  .str();
+    firstRank += stage.ranks;
     size_t n = 0;
     double largest = 0;
     for (const Bubble &b : a.bubbles)
@@ -224,12 +232,12 @@ void frenzy::bubbles::printSummary(const ScheduleProblem &problem,
         ++n;
         largest = std::max(largest, b.seconds);
       }
-    os << formatv("  {0} ({1} x{2}): idle {3:f3} ms of {4:f3} ms ({5:f2}%) in "
-                  "{6} bubble(s), largest {7:f3} ms\n",
+    os << formatv("  {0} ({1} x{2}, {8}): idle {3:f3} ms of {4:f3} ms "
+                  "({5:f2}%) in {6} bubble(s), largest {7:f3} ms\n",
                   stageName(tl.pipeline, tl.stage), stage.gpu, stage.ranks,
                   tl.idleSeconds * 1e3, a.stepSeconds * 1e3,
                   a.stepSeconds > 0 ? 100 * tl.idleSeconds / a.stepSeconds : 0,
-                  n, largest * 1e3);
+                  n, largest * 1e3, ranks);
   }
   os << formatv("  total: {0} bubble(s), bubble fraction {1:f9}; idle "
                 "{2:f3} GPU-ms of {3:f3} GPU-ms\n",
