@@ -352,6 +352,16 @@ StepResult RankRunner::update() {
 }
 
 void RankRunner::syncParams() {
+  // A receiver first waits until the owner's update is sent (traced as a
+  // wait, as a pipeline receive is), then receives.
+  if (trace)
+    for (const plan::CommGroup *g : tiedGroups)
+      if (g->ranks(0) != me.id() && g->tensors_size()) {
+        TraceSpan wait(trace, plan::kCommThread, "wait tied params", "wait");
+        comm.probe(g->ranks(0), g->tensors(0));
+        break;
+      }
+  double t0 = trace ? trace->now() : 0;
   for (const plan::CommGroup *g : tiedGroups) {
     int32_t owner = g->ranks(0);
     for (int32_t t : g->tensors()) {
@@ -365,6 +375,8 @@ void RankRunner::syncParams() {
     }
   }
   comm.waitSends();
+  if (trace)
+    trace->slice(plan::kCommThread, "sync tied params", "comm", t0);
 }
 
 StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
@@ -389,7 +401,7 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       if (timed) {
         double cpu = threadCpuSeconds() - tc0;
         times.computeCpu += cpu;
-        times.emulated += emulateUntil(w0, cpu, speedFactor);
+        times.emulated += emulateUntil(w0, cpu, speedFactor, emulationDebt);
         times.compute += steadySeconds() - w0;
       }
       if (trace) {
@@ -448,9 +460,7 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
         times.collective += steadySeconds() - w0;
       break;
     case plan::Action::SYNC_PARAMS:
-      syncParams();
-      if (trace)
-        trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0);
+      syncParams(); // traces its wait and its transfers
       break;
     case plan::Action::SIDE_TASK:
       // A slot the compiler placed (issue 14). The side-task host

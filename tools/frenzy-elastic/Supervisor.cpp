@@ -330,6 +330,14 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
       // them now is what makes the restart quick.
       job.stop(o.stopGrace);
       pump(0);
+      // A rank that ended on its own error (its line may come through
+      // mpirun after its pid is gone) is not a lost device: re-planning
+      // would only meet the error again.
+      if (!errorLine.empty()) {
+        out.what = "a rank failed (not a lost device, so not re-planned): " +
+                   errorLine + "; " + checkpointText(o);
+        return finish(Outcome::Failed);
+      }
       const std::string &node = info.rankNode[size_t(deadRank)];
       out.what = "rank " + std::to_string(deadRank) + " (" + node +
                  ", device " +
@@ -389,9 +397,11 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
   // The job ended by itself.
   job.stop(0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    if (stoppedAt > 0 && joining) {
-      out.detected = joinAt;
-      out.next = *joining;
+    if (stoppedAt > 0) {
+      // A join called off after the ranks had seen the stop file still
+      // stopped them: the job goes on with the devices it had.
+      out.detected = joining ? joinAt : now();
+      out.next = joining ? *joining : active;
       out.what = "stopped after the checkpoint of step " +
                  std::to_string(stoppedAt);
       return finish(Outcome::Joined);
