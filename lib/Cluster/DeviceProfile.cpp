@@ -33,6 +33,11 @@ struct ProfileFile {
     double roundUs = 0, gbs = 0;
   };
   std::optional<Shared> shared;
+  struct Slowdown {
+    int perCore = 0;
+    double factor = 0;
+  };
+  std::vector<Slowdown> contention;
   struct Point {
     double size = 0, rate = 0;
   };
@@ -93,6 +98,20 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile::Shared> {
   }
 };
 
+template <> struct llvm::yaml::MappingTraits<ProfileFile::Slowdown> {
+  static void mapping(IO &io, ProfileFile::Slowdown &s) {
+    io.mapRequired("ranks_per_core", s.perCore);
+    io.mapRequired("slowdown", s.factor);
+  }
+  static std::string validate(IO &, ProfileFile::Slowdown &s) {
+    return s.perCore >= 1 && s.factor > 0
+               ? ""
+               : "contention: ranks_per_core must be >= 1 and slowdown "
+                 "positive";
+  }
+};
+LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Slowdown)
+
 template <> struct llvm::yaml::MappingTraits<ProfileFile::Kernel> {
   static void mapping(IO &io, ProfileFile::Kernel &k) {
     io.mapRequired("op", k.op);
@@ -123,6 +142,7 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile> {
     io.mapOptional("cores", f.cores, 0);
     io.mapOptional("allreduce_gbs", f.allReduce);
     io.mapOptional("shared_allreduce", f.shared);
+    io.mapOptional("contention", f.contention);
   }
   static std::string validate(IO &, ProfileFile &f) {
     if (f.matmul.empty() || f.attention.empty() || f.memory.empty())
@@ -204,6 +224,14 @@ double DeviceProfile::sharedAllReduceSeconds(double bytes, int ranks) const {
     return 0;
   return allReduceRounds(ranks) * sharedRoundSeconds +
          2.0 * (ranks - 1) / ranks * bytes / sharedReduceBandwidth;
+}
+
+double DeviceProfile::contentionSlowdown(int ranks) const {
+  if (ranks <= 1 || contention.empty() || cores <= 0)
+    return 1.0;
+  int perCore = (ranks + cores - 1) / cores;
+  auto it = contention.upper_bound(perCore); // the nearest measured <= it
+  return it == contention.begin() ? 1.0 : std::prev(it)->second;
 }
 
 double DeviceProfile::peakFlops() const {
@@ -300,6 +328,8 @@ frenzy::readDeviceProfile(const std::string &path, const std::string &gpuType) {
       return a.size < b.size;
     });
   p.cores = std::max(0, f.cores);
+  for (const ProfileFile::Slowdown &c : f.contention)
+    p.contention[c.perCore] = c.factor;
   if (f.shared) {
     p.sharedRoundSeconds = f.shared->roundUs * 1e-6;
     p.sharedReduceBandwidth = f.shared->gbs * 1e9;

@@ -136,8 +136,11 @@ private:
     o.kind = Op::Compute;
     o.name = std::move(name);
     o.cat = cat;
-    o.seconds = seconds;
+    // The node's other CPU ranks slow its kernels (measured contention).
+    o.seconds = seconds * slowdown;
     o.args = std::move(args);
+    for (auto &[key, value] : o.args)
+      value *= slowdown;
     return o;
   }
 
@@ -166,6 +169,10 @@ private:
       return ops;
     const plan::Program &prog = *plan::programAt(plan, st->program());
     const DeviceProfile &p = profileOf(r.gpu_type());
+    int onNode = 0;
+    for (const plan::Rank &k : plan.ranks())
+      onNode += k.node() == r.node() && k.gpu_type() == r.gpu_type();
+    slowdown = p.contentionSlowdown(onNode);
     int64_t tpSize = st->ranks_size();
     LinkProfile tpLink =
         linkBetween(r, plan.ranks(st->ranks((r.tp_rank() + 1) % tpSize)));
@@ -341,9 +348,9 @@ private:
   /// run) are the trace, and a rank's step is its mean over them. Ranks
   /// sharing cores take turns in patterns that repeat every 2 or 3 steps
   /// (a rank's steps alternate 11 and 7 ms), so one step is not the
-  /// period; six steps are one or more whole patterns (bench/
+  /// period; the mean over twelve steps is (edges aside: bench/
   /// trace_compare.py takes the same mean of the measured steps).
-  static constexpr int kSteps = 9, kFirstShown = 2, kLastShown = kSteps - 2;
+  static constexpr int kSteps = 15, kFirstShown = 2, kLastShown = kSteps - 2;
   static bool shown(int step) {
     return step >= kFirstShown && step <= kLastShown;
   }
@@ -485,8 +492,10 @@ private:
             auto &who = arrived[o.key];
             who.emplace(int(r), t);
             ready = int(who.size()) >= o.members;
-            if (ready)
-              readyAt.emplace(o.key, t); // the last member's arrival
+            // The last member's arrival: the members that wait for it
+            // (earlier in this pass) can go on now, not at the next event.
+            if (ready && readyAt.emplace(o.key, t).second)
+              changed = true;
           }
           if (!ready) {
             if (state[r] != Blocked) {
@@ -499,10 +508,13 @@ private:
           if (state[r] == Blocked)
             changed = true;
           if (!holds[r]) {
+            // A rank that waited is in Open MPI's poll-and-yield loop since
+            // it blocked: the runqueue has it, and the rank that has waited
+            // longest polls first and takes the core.
             if (state[r] != Blocked)
               since[r] = t;
             state[r] = Queued;
-            queuedAt[r] = t + 1e-15 * double(r);
+            queuedAt[r] = since[r] + 1e-15 * double(r);
             continue;
           }
           state[r] = Running; // holds its core: starts at once
@@ -595,6 +607,7 @@ private:
   std::map<std::string, DeviceProfile> profiles;
   std::vector<std::vector<Op>> rankOps;
   std::vector<std::string> cores;          // coreOfRanks(), once
+  double slowdown = 1;                     // compute(): the rank's node's
   std::map<std::string, double> readyAt;   // collective -> last arrival
   PredictedTimeline out;
 };

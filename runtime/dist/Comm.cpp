@@ -84,6 +84,13 @@ void Comm::probe(int peer, int tag) {
   check(MPI_Probe(peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Probe");
 }
 
+bool Comm::arrived(int peer, int tag) {
+  int flag = 0;
+  MPI_Status st;
+  check(MPI_Iprobe(peer, tag, MPI_COMM_WORLD, &flag, &st), "MPI_Iprobe");
+  return flag != 0;
+}
+
 void Comm::waitSends() {
   for (Pending &p : pending)
     check(MPI_Waitall(int(p.requests.size()), p.requests.data(),

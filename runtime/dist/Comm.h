@@ -39,6 +39,8 @@ public:
   /// Waits until a message from `peer` with `tag` has arrived (a traced
   /// receive: the wait before the copy).
   void probe(int peer, int tag);
+  /// Whether a message from `peer` with `tag` has arrived (returns at once).
+  bool arrived(int peer, int tag);
   /// Waits until every send has been delivered to MPI.
   void waitSends();
 

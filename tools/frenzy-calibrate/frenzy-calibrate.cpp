@@ -12,6 +12,7 @@
 #include "Comm.h"
 #include "KernelBench.h"
 #include "SharedBench.h"
+#include "ContentionBench.h"
 
 #include "Tensor.h"
 
@@ -241,7 +242,8 @@ std::string loadAverage() {
 }
 
 void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
-                  const SharedAllReduce &sh, const std::string &loadBefore) {
+                  const SharedAllReduce &sh, const Contention &con,
+                  const std::string &loadBefore) {
   std::ostringstream y;
   char buf[256];
   std::time_t now = std::time(nullptr);
@@ -312,6 +314,15 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
     y << "# all-reduce among ranks sharing the cores (bound round-robin): "
       << sh.what << "\n"
       << buf;
+  }
+  if (!con.slowdown.empty()) {
+    y << "contention:   # CPU time of a step with k ranks per core / alone ("
+      << con.what << ")\n";
+    for (auto &[perCore, f] : con.slowdown) {
+      std::snprintf(buf, sizeof(buf),
+                    "  - { ranks_per_core: %d, slowdown: %.3f }\n", perCore, f);
+      y << buf;
+    }
   }
   std::ofstream out(o.out, std::ios::trunc);
   out << y.str();
@@ -406,7 +417,15 @@ int main(int argc, char **argv) {
     if (sh.bandwidth <= 0)
       std::printf("frenzy-calibrate: no shared-core all-reduce measured (one "
                   "core, or mpirun failed): the profile leaves it out\n");
-    writeProfile(o, k, l, sh, load);
+    Contention con;
+    if (!o.plans.empty()) {
+      std::printf("frenzy-calibrate: timing the step of %s beside other "
+                  "ranks\n", o.plans.back().c_str());
+      std::fflush(stdout);
+      con = measureContention(o.plans.back(),
+                              int(sysconf(_SC_NPROCESSORS_ONLN)), o.quick);
+    }
+    writeProfile(o, k, l, sh, con, load);
     std::printf("frenzy-calibrate: wrote %s (GEMM %.1f-%.1f GFLOPS, memory "
                 "%.1f-%.1f GB/s, %.2f us per kernel, MPI %.1f us / %.2f GB/s)\n",
                 o.out.c_str(),

@@ -216,6 +216,12 @@ int main(int argc, char **argv) {
     // plan runs here directly.
     if (p.ranks_size() > 1 || p.stages_size() > 0 || !o.hostfile.empty())
       return runMultiRank(o, p, argc, argv);
+    if (!o.sideTasks.empty() || !o.emulateSpeed.empty() ||
+        !o.sideReport.empty())
+      throw RuntimeError(o.plan + ": --side-task, --emulate-speed and "
+                         "--side-report work on multi-rank plans (side tasks "
+                         "fill the bubbles between pipeline stages; a "
+                         "one-rank plan has none)");
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {
     std::fflush(stdout);

@@ -72,6 +72,14 @@ struct DeviceProfile {
   /// frenzy-calibrate with 2x and 3x as many ranks as cores; 0: not
   /// measured (a profile of an older frenzy-calibrate, or a GPU type).
   double sharedRoundSeconds = 0, sharedReduceBandwidth = 0;
+  /// Kernels slowed by the node's other CPU ranks, by ranks per core: the
+  /// CPU time of a reference step with k ranks on every core (turns taken,
+  /// caches shared) over one process alone (frenzy-calibrate --plan).
+  std::map<int, double> contention;
+  /// The slowdown of a rank's kernels when `ranks` CPU ranks share this
+  /// node's cores (1 alone, or where not measured; beyond the measured
+  /// ranks per core, the largest measured).
+  double contentionSlowdown(int ranks) const;
 
   /// One member's turns on its core for an all-reduce of `bytes` among
   /// `ranks` ranks that share cores (the members on one core run one after
