@@ -401,7 +401,7 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       if (timed) {
         double cpu = threadCpuSeconds() - tc0;
         times.computeCpu += cpu;
-        times.emulated += emulateUntil(w0, cpu, speedFactor);
+        times.emulated += emulateUntil(w0, cpu, speedFactor, emulationDebt);
         times.compute += steadySeconds() - w0;
       }
       if (trace) {
@@ -461,6 +461,11 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       break;
     case plan::Action::SYNC_PARAMS:
       syncParams(); // traces its wait and its transfers
+      break;
+    case plan::Action::SIDE_TASK:
+      // A slot the compiler placed (issue 14). The side-task host
+      // (--side-task) does not read plan slots yet, so it is skipped
+      // (docs/sidetasks.md).
       break;
     default:
       throw RuntimeError("plan: unknown action " + std::to_string(a.kind()));

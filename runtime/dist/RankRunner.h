@@ -113,7 +113,7 @@ private:
   int64_t microBatchesRun = 0;
   Trace *trace = nullptr;
   SideTaskHost *side = nullptr;
-  double speedFactor = 1;
+  double speedFactor = 1, emulationDebt = 0;
   bool measure = false;
   StepTimes times;
   std::vector<double> gapLimit; // by stream position: last step's wait

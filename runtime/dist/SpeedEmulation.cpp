@@ -98,15 +98,20 @@ double steadySeconds() {
       .count();
 }
 
-double emulateUntil(double start, double cpu, double factor) {
-  double target = start + factor * cpu, now = steadySeconds();
-  if (factor <= 1 || now >= target)
+double emulateUntil(double start, double cpu, double factor, double &debt) {
+  if (factor <= 1)
     return 0;
-  auto until = std::chrono::steady_clock::time_point(
-      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-          std::chrono::duration<double>(target)));
-  std::this_thread::sleep_until(until);
-  return steadySeconds() - now;
+  double want = factor * cpu, now = steadySeconds();
+  double target = start + want - debt, slept = 0;
+  if (now < target) {
+    auto until = std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(target)));
+    std::this_thread::sleep_until(until);
+    slept = steadySeconds() - now;
+  }
+  debt = std::max(0.0, debt + (steadySeconds() - start) - want);
+  return slept;
 }
 
 } // namespace frenzy::rt

@@ -44,9 +44,11 @@ std::vector<double> parseSpeedFactors(const std::string &spec, int ranks);
 
 /// This thread's CPU time, seconds.
 double threadCpuSeconds();
-/// Sleeps until `start + factor * cpu` (steady-clock seconds); returns the
-/// seconds slept.
-double emulateUntil(double start, double cpu, double factor);
+/// Sleeps until `start + factor * cpu - debt` (steady-clock seconds) and
+/// returns the seconds slept. `debt` carries what earlier calls ran over
+/// (a loaded machine wakes a sleeper late, or preempts the compute): later
+/// calls sleep that much less, so the rank's total follows factor x CPU.
+double emulateUntil(double start, double cpu, double factor, double &debt);
 double steadySeconds();
 
 } // namespace frenzy::rt
