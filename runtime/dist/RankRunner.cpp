@@ -462,6 +462,11 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
     case plan::Action::SYNC_PARAMS:
       syncParams(); // traces its wait and its transfers
       break;
+    case plan::Action::SIDE_TASK:
+      // A slot the compiler placed (issue 14). The side-task host
+      // (--side-task) does not read plan slots yet, so it is skipped
+      // (docs/sidetasks.md).
+      break;
     default:
       throw RuntimeError("plan: unknown action " + std::to_string(a.kind()));
     }

@@ -150,6 +150,9 @@ private:
   const ElasticOptions &o;
   /// Called with the first step a (re)started job reports.
   std::function<void(int64_t)> firstStepHook;
+  /// The cluster file as last read well: derived files are made from it
+  /// (an edit half-saved when a re-plan starts cannot spoil one).
+  std::optional<ClusterFile> file;
   Membership fileMembership, active;
   std::map<std::string, int> lost; // devices lost per node since the file
   std::string stamp;
@@ -161,9 +164,9 @@ std::optional<Membership> Supervisor::poll(bool force) {
   if (!force && s == stamp)
     return std::nullopt;
   try {
-    ClusterFile f = ClusterFile::read(o.cluster);
+    file = ClusterFile::read(o.cluster);
     stamp = s;
-    fileMembership = f.membership();
+    fileMembership = file->membership();
     // The file is the user's word on what is present: what it lists counts
     // as there, devices lost before included.
     lost.clear();
@@ -186,7 +189,7 @@ PlanInfo Supervisor::plan(const Membership &m, int generation,
     std::ofstream out(clusterPath);
     out << "# Written by frenzy-elastic from " << o.cluster
         << ": the devices present now, " << describe(m) << ".\n"
-        << ClusterFile::read(o.cluster).derive(m);
+        << file->derive(m);
     if (!out)
       throw ElasticError(clusterPath + ": cannot write the derived cluster "
                                        "file");
@@ -280,8 +283,9 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
       } else if (!isErr && std::regex_search(line, m, stoppedLine)) {
         stoppedAt = std::stoll(m[1]);
       } else if (isErr && std::regex_search(line, m, rankDied)) {
-        if (deadRank < 0) {
-          deadRank = std::stoi(m[1]);
+        int r = std::stoi(m[1]);
+        if (deadRank < 0 && r >= 0 && r < int(info.rankNode.size())) {
+          deadRank = r;
           deadAt = now();
         }
         signalled = std::stoi(m[2]);
@@ -451,7 +455,8 @@ int Supervisor::run() {
     throw ElasticError(o.runDir + ": cannot create the run directory "
                                   "(--run-dir)");
   stamp = fileStamp(o.cluster);
-  fileMembership = ClusterFile::read(o.cluster).membership();
+  file = ClusterFile::read(o.cluster);
+  fileMembership = file->membership();
   active = fileMembership;
   if (deviceCount(active) == 0)
     throw ElasticError(o.cluster + ": lists no devices; add a node");
