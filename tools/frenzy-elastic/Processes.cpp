@@ -47,8 +47,8 @@ pid_t spawn(const std::vector<std::string> &argv, int fds[2]) {
       args.push_back(const_cast<char *>(a.c_str()));
     args.push_back(nullptr);
     ::execvp(args[0], args.data());
-    std::fprintf(stderr, "frenzy-elastic: error: cannot run %s: %s\n",
-                 args[0], std::strerror(errno));
+    std::fprintf(stderr, "frenzy-elastic: error: cannot run %s: %s\n", args[0],
+                 std::strerror(errno));
     ::_exit(127);
   }
   ::close(out[1]), ::close(err[1]);
@@ -115,8 +115,7 @@ std::string besideSelf(const std::string &name) {
   return name;
 }
 
-RunResult runWithTimeout(const std::vector<std::string> &argv,
-                         double timeout) {
+RunResult runWithTimeout(const std::vector<std::string> &argv, double timeout) {
   RunResult r;
   double t0 = now();
   Child c(argv);

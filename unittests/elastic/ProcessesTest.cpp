@@ -28,8 +28,8 @@ std::string tempFile(const char *name) {
 }
 
 TEST(Processes, RunsToTheEndAndKeepsOutput) {
-  RunResult r = runWithTimeout({"sh", "-c", "echo out; echo err >&2; exit 3"},
-                               10);
+  RunResult r =
+      runWithTimeout({"sh", "-c", "echo out; echo err >&2; exit 3"}, 10);
   EXPECT_FALSE(r.timedOut);
   EXPECT_EQ(r.status, 3);
   EXPECT_EQ(r.out, "out\n");
@@ -66,9 +66,9 @@ TEST(Processes, StopEndsAStoppedTree) {
   ::kill(c.pid(), SIGSTOP);
   auto t0 = std::chrono::steady_clock::now();
   c.stop(0.3);
-  double took = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - t0)
-                    .count();
+  double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
   int status;
   EXPECT_TRUE(c.exited(&status));
   EXPECT_FALSE(processAlive(grandchild));
