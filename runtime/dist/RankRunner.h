@@ -68,7 +68,18 @@ public:
   /// Side tasks run in front of receives whose message has not arrived
   /// (null: none). The limit of such a gap is the wait measured at the
   /// same place of the previous step, so the first step runs none.
-  void setSideTasks(SideTaskHost *host) { side = host; }
+  /// With plan slots (Action SIDE_TASK), side tasks run only in them:
+  /// `taskOfPlanTask` maps the plan's side-task index to the host's (-1:
+  /// unbound, the slot stays idle); a slot runs until the following
+  /// receive's message arrives or for its predicted duration times the
+  /// slot scale, whichever comes first.
+  void setSideTasks(SideTaskHost *host, std::vector<int> taskOfPlanTask = {}) {
+    side = host;
+    hostTask = std::move(taskOfPlanTask);
+  }
+  /// Seconds on this machine per predicted second for plan slots (the
+  /// emulation's scale); 0: the previous step's measured / predicted.
+  void setSlotScale(double s) { slotScale = s; }
   /// Forward and backward take `factor` x their CPU time (SpeedEmulation.h).
   void setSpeedFactor(double factor) { speedFactor = factor; }
   /// Forward and backward take fixed durations instead (seconds per
@@ -124,6 +135,10 @@ private:
   double forwardSeconds = 0, backwardSeconds = 0;
   bool measure = false;
   StepTimes times;
+  std::vector<int> hostTask;    // plan side task -> host task
+  double slotScale = 0, lastStep = 0;
+  bool planSlots = false;       // the plan has side-task slots
+  void runPlanSlot(int pos);
   std::vector<double> gapLimit; // by stream position: last step's wait
 };
 

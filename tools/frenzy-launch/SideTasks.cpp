@@ -28,13 +28,32 @@ static std::vector<double> factorsOf(const Options &o, const plan::Plan &p) {
   return parseSpeedFactors(o.emulateSpeed, p.ranks_size());
 }
 
+/// The plan's side task named `name`, or -1.
+static int planTask(const plan::Plan &p, const std::string &name) {
+  for (int t = 0; t < p.side_tasks_size(); ++t)
+    if (p.side_tasks(t).name() == name)
+      return t;
+  return -1;
+}
+
 void SideRun::check(const Options &o, const plan::Plan &p) {
   factorsOf(o, p);
   for (const std::string &arg : o.sideTasks) {
+    SideTaskBinding b = parseSideTaskArg(arg);
     try {
-      makeSideTask(parseSideTaskArg(arg).spec);
+      makeSideTask(b.spec);
     } catch (const std::invalid_argument &e) {
       throw RuntimeError(e.what());
+    }
+    // A plan with slots runs its own tasks: a binding must name one.
+    if (p.side_tasks_size() > 0 && planTask(p, b.name) < 0) {
+      std::string names;
+      for (const plan::SideTask &t : p.side_tasks())
+        names += (names.empty() ? "" : ", ") + t.name();
+      throw RuntimeError("--side-task=" + arg + ": the plan's side-task "
+                         "slots are for " + names + ", not '" + b.name +
+                         "'; write --side-task=NAME=KIND:... with one of "
+                         "those names");
     }
   }
 }
@@ -55,8 +74,27 @@ SideRun::SideRun(const Options &opts, const plan::Plan &plan,
   if (o.sideTasks.empty())
     return;
   std::vector<SideTaskState> tasks;
-  for (const std::string &arg : o.sideTasks)
-    tasks.push_back(makeSideTask(parseSideTaskArg(arg).spec));
+  std::vector<int> ofPlanTask(size_t(p.side_tasks_size()), -1);
+  for (const std::string &arg : o.sideTasks) {
+    SideTaskBinding b = parseSideTaskArg(arg);
+    int t = planTask(p, b.name);
+    if (t >= 0) { // the plan's task: its slots and priority
+      ofPlanTask[size_t(t)] = int(tasks.size());
+      tasks.push_back(makeSideTask(b.spec));
+      tasks.back().priority = p.side_tasks(t).priority();
+    } else {
+      tasks.push_back(makeSideTask(b.spec));
+    }
+  }
+  if (rank == 0)
+    for (int t = 0; t < p.side_tasks_size(); ++t)
+      if (ofPlanTask[size_t(t)] < 0)
+        std::fprintf(stderr,
+                     "frenzy-launch: warning: the plan's side task '%s' has "
+                     "no --side-task=%s=KIND:...; its slots stay idle\n",
+                     p.side_tasks(t).name().c_str(),
+                     p.side_tasks(t).name().c_str());
+  planTasks = std::move(ofPlanTask);
   int me = rank;
   host = std::make_unique<SideTaskHost>(
       std::move(tasks), [me](const std::string &line) {
@@ -71,7 +109,7 @@ SideRun::SideRun(const Options &opts, const plan::Plan &plan,
   host->setGrace(5e-4);
   // Under plan emulation side tasks start once its scale is measured.
   if (emu.base == 0 && emu.scale == 0)
-    runner.setSideTasks(host.get());
+    runner.setSideTasks(host.get(), planTasks);
 }
 
 SideRun::~SideRun() {
@@ -107,7 +145,8 @@ void SideRun::afterStep(int64_t step, Comm &comm) {
                                scale * pred[size_t(rank)] * (1 - share));
     // Side tasks start now: the scale is measured without them.
     if (host)
-      runner.setSideTasks(host.get());
+      runner.setSideTasks(host.get(), planTasks);
+    runner.setSlotScale(scale);
     if (rank == 0) {
       std::printf("emulate-speed: from step %" PRId64 " forward and backward "
                   "take the plan's predicted time x %.6g (--emulate-speed="
@@ -203,12 +242,17 @@ void SideRun::finish(Comm &comm) {
                  rank, p.ranks(rank).gpu_type().c_str(), factor, compute, cpu,
                  cpu > 0 ? compute / cpu : 0.0, first + 1, steps.size());
   if (host) {
+    // In front of receives the harvest is part of the wait; plan slots
+    // come before the receive, whose remaining wait is what was left.
+    bool slots = p.side_tasks_size() > 0;
+    double idle = slots ? wait + sum.harvested : wait;
     mine += line("side tasks: rank %d: %" PRId64 " steps in %" PRId64
-                 " slots, harvested %.4f s of %.4f s waiting for receives "
+                 " %s, harvested %.4f s of %.4f s idle "
                  "(%.0f%%), main-stream delay <= %.4f s (%.2f%% of %.4f s), "
                  "%" PRId64 " overruns (%.4f s), %" PRId64 " failures\n",
-                 rank, sum.steps, sum.slots, sum.harvested, wait,
-                 wait > 0 ? 100 * sum.harvested / wait : 0.0, sum.delay,
+                 rank, sum.steps, sum.slots,
+                 slots ? "plan slots" : "gaps before receives", sum.harvested,
+                 idle, idle > 0 ? 100 * sum.harvested / idle : 0.0, sum.delay,
                  stepTime > 0 ? 100 * sum.delay / stepTime : 0.0, stepTime,
                  sum.overruns, sum.overrun, sum.failures);
     for (const SideTaskState &t : host->tasks())

@@ -49,6 +49,7 @@ private:
   PlanEmulation emu;            // base or scale > 0: durations from the plan
   double scale = 0;             // the scale in use (emulated s per predicted s)
   std::unique_ptr<SideTaskHost> host;
+  std::vector<int> planTasks; // the plan's side task -> the host's
   std::vector<Step> steps;
   std::string serialize() const;
 };
