@@ -20,7 +20,8 @@ const char *kUsage =
     "[--input=NAME=FILE]... [--seed=N] [--threads=N] [--log-every=N] "
     "[--dump=DIR] [--profile] [--checkpoint-dir=DIR] [--checkpoint-every=N] "
     "[--resume=DIR] [--export=OUT.onnx] [--emit-hostfile=FILE] "
-    "[--init=onnx|seed] [--trace=FILE.json]\n"
+    "[--init=onnx|seed] [--trace=FILE.json] [--backend=cpu|cuda] "
+    "[--share-gpus]\n"
     "A plan of several ranks starts them through mpirun, unless this process "
     "was itself started by mpirun or srun (then it runs the rank it is given).\n";
 
@@ -54,6 +55,12 @@ Options parseArgs(int argc, char **argv) {
     int64_t seed;
     if (a == "--profile") {
       o.profile = true;
+    } else if (a == "--share-gpus") {
+      o.shareGpus = true;
+    } else if (std::string s = value("--backend="); s != "\x01") {
+      if (s != "cpu" && s != "cuda")
+        throw RuntimeError("--backend must be cpu or cuda, got '" + s + "'");
+      o.backend = s;
     } else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);

@@ -25,6 +25,10 @@ struct Options {
   std::string trace; // --trace=FILE: the measured timeline (Chrome JSON)
   int64_t checkpointEvery = 0;
   std::optional<uint64_t> initSeed; // --init=seed: matrices from --seed
+  // --backend=cpu|cuda ("": by the plan's GPU type and this machine) and
+  // --share-gpus (several ranks per GPU, for tests); docs/cuda.md.
+  std::string backend;
+  bool shareGpus = false;
   std::vector<std::string> argv; // as given, for relaunching under mpirun
 };
 
@@ -37,6 +41,15 @@ plan::Plan readPlan(const std::string &path);
 /// The trace file, or "" when none was asked for or it cannot be written
 /// (then one line says why and the run goes on untraced).
 std::string usableTracePath(const Options &o);
+
+/// The backend rank `rank` runs on (cuda::Backend as an int: 0 cpu, 1
+/// cuda); prints the CUDA device notes. Throws for a --backend=cuda this
+/// machine or build cannot honour.
+int selectBackend(const Options &o, const plan::Plan &p, int rank);
+/// Whether this binary has the CUDA backend.
+bool haveCudaBackend();
+/// The CUDA backend's one-rank run (only in a build with CUDA).
+int runCudaSingleRank(const Options &o, const plan::Plan &p);
 
 /// One-rank plans: this process runs the whole step.
 int runSingleRank(const Options &o, const plan::Plan &p);

@@ -151,6 +151,17 @@ ParamValues gatherParameters(const plan::Plan &p, const std::string &dir,
 }
 
 int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
+  // Every rank must pick the same backend (the CUDA ranks' communicators
+  // are made collectively); the CUDA backend runs one-rank plans so far.
+  int64_t backend[2] = {selectBackend(o, p, comm.rank()), 0};
+  backend[1] = -backend[0];
+  comm.allReduceMax(backend, 2);
+  if (backend[0] != -backend[1])
+    throw RuntimeError("the ranks chose different backends (some have a GPU "
+                       "of the plan's type, some not); pass --backend=cpu");
+  if (backend[0] == 1)
+    throw RuntimeError("--backend=cuda: the CUDA backend runs one-rank plans "
+                       "so far (docs/cuda.md); pass --backend=cpu");
   RankRunner runner(p, comm);
   runner.loadWeights(o.initSeed);
   openblas_set_num_threads(int(o.threads > 0 ? o.threads : 1));
@@ -273,6 +284,9 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
       throw RuntimeError("--export with a multi-rank plan gathers the weights "
                          "from the final checkpoint: give --checkpoint-dir=DIR");
     Checkpointer check(checkpointOptions(o, 0, [] {}));
+    // --backend=cuda that this machine cannot honour: say so once, here.
+    if (o.backend == "cuda")
+      selectBackend(o, p, 0);
     return relaunch(o, p);
   }
   Comm comm(&argc, &argv);

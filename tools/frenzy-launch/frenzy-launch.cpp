@@ -181,6 +181,8 @@ int main(int argc, char **argv) {
     // plan runs here directly.
     if (p.ranks_size() > 1 || p.stages_size() > 0 || !o.hostfile.empty())
       return runMultiRank(o, p, argc, argv);
+    if (selectBackend(o, p, 0) == 1)
+      return runCudaSingleRank(o, p);
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {
     std::fflush(stdout);

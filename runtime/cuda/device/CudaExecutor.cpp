@@ -1,0 +1,373 @@
+//===- CudaExecutor.cpp - run a program's instructions on one GPU ---------===//
+#include "CudaExecutor.h"
+
+#include "CudaCheck.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+using namespace frenzy;
+using namespace frenzy::rt;
+using namespace frenzy::rt::cuda;
+
+namespace {
+
+bool isUpdate(const std::string &op) {
+  return op == "adamw_update" || op == "sgd_update";
+}
+
+bool contains(const std::vector<int> &v, int x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+/// The type a float operand must have for its op.
+k::FloatType needed(const CudaOp &op, k::FloatType t, int index, bool out) {
+  if (op.precision == OpPrecision::F32)
+    return k::FloatType::F32;
+  if (op.precision == OpPrecision::Compute &&
+      contains(out ? op.f32Out : op.f32In, index))
+    return k::FloatType::F32;
+  return t;
+}
+
+// GradScaler's defaults.
+constexpr float kInitialScale = 65536.0f, kGrowth = 2.0f, kBackoff = 0.5f;
+constexpr int kGrowthInterval = 2000;
+
+} // namespace
+
+CudaExecutor::CudaExecutor(const plan::Plan &plan, Executor &host,
+                           DeviceContext &ctx)
+    : plan(plan), host(host), ctx(ctx), prog(host.program()) {
+  const std::string &p = plan.precision();
+  if (p == "bf16-mixed")
+    compute = k::FloatType::BF16;
+  else if (p == "fp16-mixed") {
+    compute = k::FloatType::F16;
+    fp16Scaling = true;
+  } else if (!p.empty() && p != "fp32")
+    throw RuntimeError("plan: precision '" + p +
+                       "' is not one the CUDA backend runs (fp32, bf16-mixed, "
+                       "fp16-mixed)");
+  const auto &table = cudaOps();
+  int n = prog.instrs_size();
+  ops.assign(n, nullptr);
+  for (int i = 0; i < n; ++i) {
+    const plan::Instr &in = prog.instrs(i);
+    auto it = table.find(in.op());
+    if (it == table.end())
+      throw RuntimeError("instruction " + std::to_string(i) + " ('" + in.op() +
+                         "', node '" + printable(in.node()) +
+                         "'): the CUDA backend has no kernel for it; use "
+                         "--backend=cpu");
+    ops[i] = &it->second;
+    if (isUpdate(in.op()) || in.op() == "clip_grad_norm") {
+      if (firstUpdate < 0)
+        firstUpdate = i;
+      if (isUpdate(in.op()) && in.inputs_size() > 1)
+        updateGrads.push_back(in.inputs(1));
+    }
+    for (int32_t id : in.outputs())
+      if (id == host.lossTensorId())
+        lossInstr = i;
+  }
+  planStorage();
+  for (size_t id = 0; id < dev.size(); ++id)
+    if (persistent[id]) {
+      allocate(int32_t(id));
+      upload(int32_t(id));
+    }
+  badIndices = static_cast<int64_t *>(allocate(-1));
+  if (fp16Scaling) {
+    scaleDev = reinterpret_cast<float *>(ctx.allocator().allocate(
+        8, 0, "the loss scale"));
+    goodSteps = reinterpret_cast<int *>(ctx.allocator().allocate(
+        8, 0, "the loss scale's counters"));
+    foundInf = goodSteps + 1;
+    scaleHost = kInitialScale;
+    FRENZY_CUDA_CHECK(cudaMemcpy(scaleDev, &scaleHost, 4,
+                                 cudaMemcpyHostToDevice),
+                      ctx.who());
+    FRENZY_CUDA_CHECK(cudaMemset(goodSteps, 0, 8), ctx.who());
+  }
+}
+
+CudaExecutor::~CudaExecutor() {
+  (void)cudaStreamSynchronize(ctx.compute());
+}
+
+void CudaExecutor::planStorage() {
+  size_t n = size_t(prog.tensors_size());
+  dev.assign(n, {});
+  persistent.assign(n, false);
+  std::vector<bool> forced(n, false);
+  for (const plan::Tensor &t : prog.tensors())
+    persistent[t.id()] = forced[t.id()] = t.kind() != plan::ACTIVATION;
+  for (const plan::Io &io : prog.outputs())
+    persistent[io.tensor()] = forced[io.tensor()] = true;
+  for (const plan::Instr &in : prog.instrs())
+    if (isUpdate(in.op()) || in.op() == "clip_grad_norm")
+      for (int32_t id : in.inputs())
+        forced[id] = true; // parameters, their gradients, the clip factor
+  opType.assign(size_t(prog.instrs_size()), k::FloatType::F32);
+  std::vector<int> last(n, -1);
+  for (int i = 0; i < prog.instrs_size(); ++i) {
+    const plan::Instr &in = prog.instrs(i);
+    const CudaOp &op = *ops[i];
+    k::FloatType t = k::FloatType::F32;
+    if (op.precision == OpPrecision::Compute)
+      t = compute;
+    else if (op.precision == OpPrecision::Move)
+      for (int32_t id : in.inputs())
+        if (prog.tensors(id).dtype() == plan::F32) {
+          t = dev[id].storage;
+          break;
+        }
+    opType[i] = t;
+    for (int j = 0; j < in.outputs_size(); ++j) {
+      int32_t id = in.outputs(j);
+      if (prog.tensors(id).dtype() == plan::F32)
+        dev[id].storage = forced[id] ? k::FloatType::F32
+                                     : needed(op, t, j, /*out=*/true);
+      last[id] = std::max(last[id], i);
+    }
+    for (int32_t id : in.inputs())
+      last[id] = i;
+  }
+  freeAfter.assign(size_t(prog.instrs_size()), {});
+  for (size_t id = 0; id < n; ++id)
+    if (!persistent[id] && last[id] >= 0)
+      freeAfter[size_t(last[id])].push_back(int32_t(id));
+}
+
+void *CudaExecutor::allocate(int32_t id) {
+  if (id < 0) { // the bad-index slots
+    int64_t bytes = std::max(1, prog.instrs_size()) * 8;
+    return reinterpret_cast<void *>(
+        ctx.allocator().allocate(bytes, 0, "the index checks"));
+  }
+  DevTensor &d = dev[id];
+  if (d.ptr)
+    return d.ptr;
+  const Tensor &t = host.tensor(id);
+  int eb = t.dtype == plan::F32 ? k::floatBytes(d.storage)
+                                : elementBytes(t.dtype);
+  d.bytes = t.numel() * eb;
+  d.ptr = reinterpret_cast<void *>(ctx.allocator().allocate(
+      d.bytes, 0,
+      "tensor " + std::to_string(id) + " '" + printable(t.name) + "' " +
+          t.describe()));
+  return d.ptr;
+}
+
+void CudaExecutor::release(int32_t id) {
+  DevTensor &d = dev[id];
+  if (!d.ptr || persistent[id])
+    return;
+  ctx.allocator().free(reinterpret_cast<uint64_t>(d.ptr));
+  d.ptr = nullptr;
+}
+
+void CudaExecutor::upload(int32_t id) {
+  Tensor &t = host.tensor(id);
+  if (t.storage.empty() || !t.numel())
+    return;
+  // Persistent tensors are f32 on the device (forced), so bytes match.
+  FRENZY_CUDA_CHECK(cudaMemcpyAsync(dev[id].ptr, t.data(), size_t(t.bytes()),
+                                    cudaMemcpyHostToDevice, ctx.compute()),
+                    ctx.who());
+}
+
+void CudaExecutor::download(int32_t id) {
+  Tensor &t = host.tensor(id);
+  if (t.storage.empty() || !t.numel() || !dev[id].ptr)
+    return;
+  FRENZY_CUDA_CHECK(cudaMemcpyAsync(t.data(), dev[id].ptr, size_t(t.bytes()),
+                                    cudaMemcpyDeviceToHost, ctx.compute()),
+                    ctx.who());
+}
+
+void CudaExecutor::uploadInputs() {
+  for (const plan::Io &io : prog.inputs())
+    upload(io.tensor());
+}
+
+void CudaExecutor::downloadParameters() {
+  for (const plan::ParamSource &p : prog.params())
+    download(p.tensor());
+  ctx.synchronize(ctx.compute(), cudaTimeoutSeconds(), "copying the parameters back");
+}
+
+void CudaExecutor::runInstr(int pos) {
+  const plan::Instr &in = prog.instrs(pos);
+  const CudaOp &op = *ops[pos];
+  k::FloatType t = opType[pos];
+  CachingAllocator &alloc = ctx.allocator();
+  cudaStream_t s = ctx.compute();
+  std::vector<uint64_t> temps;
+  auto scratch = [&](size_t bytes, const char *what) {
+    uint64_t p = alloc.allocate(int64_t(std::max<size_t>(bytes, 1)), 0,
+                                std::string(what) + " of instruction " +
+                                    std::to_string(pos) + " (" + in.op() + ")");
+    temps.push_back(p);
+    return reinterpret_cast<void *>(p);
+  };
+  KernelArgs args{in, {}, {}, host.context()};
+  DevOp d{args, {}, {}, t, s, &ctx.blas(), badIndices + pos, {}, {}};
+  d.workspace = [&](size_t bytes) { return scratch(bytes, "the workspace"); };
+  d.moments = [this](const std::string &name, int which, int64_t count) {
+    auto &bufs = momentBufs[name];
+    if (bufs.size() <= size_t(which))
+      bufs.resize(size_t(which) + 1, nullptr);
+    if (!bufs[which]) {
+      bufs[which] = reinterpret_cast<void *>(ctx.allocator().allocate(
+          count * 4, 0, "the optimizer moments of '" + name + "'"));
+      FRENZY_CUDA_CHECK(cudaMemsetAsync(bufs[which], 0, size_t(count) * 4,
+                                        ctx.compute()),
+                        ctx.who());
+    }
+    return static_cast<float *>(bufs[which]);
+  };
+  for (int j = 0; j < in.inputs_size(); ++j) {
+    int32_t id = in.inputs(j);
+    Tensor &ht = host.tensor(id);
+    args.in.push_back(&ht);
+    void *p = dev[id].ptr;
+    if (!p && ht.numel() > 0)
+      throw RuntimeError("plan: instruction " + std::to_string(pos) + " (" +
+                         in.op() + ") reads tensor " + std::to_string(id) +
+                         " before it is written; re-run frenzy-opt");
+    if (ht.dtype == plan::F32) {
+      k::FloatType want = needed(op, t, j, false);
+      if (want != dev[id].storage) {
+        void *c = scratch(size_t(ht.numel()) * k::floatBytes(want), "a cast");
+        d.check(k::castFloat(s, c, want, p, dev[id].storage, ht.numel()));
+        p = c;
+      }
+      if (fp16Scaling && in.op() == "cross_entropy_grad" && j == 0) {
+        // The loss gradient times the loss scale: every gradient after it
+        // is scaled, and unscaled before the update.
+        void *c = scratch(4, "the scaled loss gradient");
+        FRENZY_CUDA_CHECK(
+            cudaMemcpyAsync(c, p, 4, cudaMemcpyDeviceToDevice, s), ctx.who());
+        d.check(k::scaleBy(s, static_cast<float *>(c), 1, scaleDev));
+        p = c;
+      }
+    }
+    d.in.push_back(p);
+  }
+  std::vector<std::pair<int32_t, void *>> castBack;
+  bool empty = in.outputs_size() > 0;
+  for (int j = 0; j < in.outputs_size(); ++j) {
+    int32_t id = in.outputs(j);
+    Tensor &ht = host.tensor(id);
+    args.out.push_back(&ht);
+    empty &= ht.numel() == 0;
+    void *p = allocate(id);
+    if (ht.dtype == plan::F32) {
+      k::FloatType want = needed(op, t, j, true);
+      if (want != dev[id].storage) {
+        void *c = scratch(size_t(ht.numel()) * k::floatBytes(want), "a cast");
+        castBack.push_back({id, c});
+        p = c;
+      }
+    }
+    d.out.push_back(p);
+  }
+  bool skip = skipped && isUpdate(in.op());
+  if (!empty && !skip)
+    op.run(d);
+  for (auto [id, c] : castBack) {
+    size_t j = 0;
+    while (in.outputs(int(j)) != id)
+      ++j;
+    d.check(k::castFloat(s, dev[id].ptr, dev[id].storage, c,
+                         needed(op, t, int(j), true),
+                         host.tensor(id).numel()));
+  }
+  for (uint64_t p : temps)
+    alloc.free(p); // same stream: reusable by the next kernel in order
+  for (int32_t id : freeAfter[pos])
+    release(id);
+}
+
+void CudaExecutor::unscaleGradients() {
+  std::vector<float *> grads;
+  std::vector<int64_t> sizes;
+  for (int32_t id : updateGrads) {
+    grads.push_back(static_cast<float *>(dev[id].ptr));
+    sizes.push_back(host.tensor(id).numel());
+  }
+  cudaStream_t s = ctx.compute();
+  FRENZY_CUDA_CHECK(cudaMemsetAsync(foundInf, 0, 4, s), ctx.who());
+  auto check = [&](const k::Status &st) {
+    if (!st.ok())
+      throw RuntimeError(ctx.who() + ": loss scaling: " + st.message());
+  };
+  check(k::unscaleAndCheck(s, grads.data(), sizes.data(), int(grads.size()),
+                           scaleDev, foundInf));
+  check(k::updateLossScale(s, scaleDev, goodSteps, foundInf, kGrowth,
+                           kBackoff, kGrowthInterval));
+  int inf = 0;
+  FRENZY_CUDA_CHECK(cudaMemcpyAsync(&inf, foundInf, 4, cudaMemcpyDeviceToHost,
+                                    s),
+                    ctx.who());
+  ctx.synchronize(s, cudaTimeoutSeconds(), "the gradient overflow check");
+  skipped = inf != 0;
+  FRENZY_CUDA_CHECK(cudaMemcpy(&scaleHost, scaleDev, 4,
+                               cudaMemcpyDeviceToHost),
+                    ctx.who());
+}
+
+void CudaExecutor::checkBadIndices() {
+  std::vector<int64_t> bad(size_t(std::max(1, prog.instrs_size())));
+  FRENZY_CUDA_CHECK(cudaMemcpy(bad.data(), badIndices, bad.size() * 8,
+                               cudaMemcpyDeviceToHost),
+                    ctx.who());
+  for (size_t i = 0; i < size_t(prog.instrs_size()); ++i)
+    if (bad[i] >= 0) {
+      const plan::Instr &in = prog.instrs(int(i));
+      throw RuntimeError("instruction " + std::to_string(i) + " (" + in.op() +
+                         ", node '" + printable(in.node()) +
+                         "'): the index or label at position " +
+                         std::to_string(bad[i]) +
+                         " is outside its range (a token id beyond the "
+                         "vocabulary?)");
+    }
+}
+
+void CudaExecutor::runStep(int64_t step, uint64_t seed) {
+  host.beginStep(step, seed);
+  ctx.allocator().beginStep();
+  skipped = false;
+  cudaStream_t s = ctx.compute();
+  FRENZY_CUDA_CHECK(cudaMemsetAsync(badIndices, 0xff,
+                                    size_t(std::max(1, prog.instrs_size())) * 8,
+                                    s),
+                    ctx.who());
+  for (int pos = 0; pos < prog.instrs_size(); ++pos) {
+    if (pos == firstUpdate && fp16Scaling)
+      unscaleGradients();
+    runInstr(pos);
+    if (pos == lossInstr) {
+      // The CPU backend's rule: a non-finite loss stops before the update.
+      int32_t id = host.lossTensorId();
+      download(id);
+      ctx.synchronize(s, cudaTimeoutSeconds(), "the loss of step " +
+                                           std::to_string(step));
+      checkBadIndices();
+      float loss = host.tensor(id).f32()[0];
+      if (!std::isfinite(loss))
+        throw RuntimeError("step " + std::to_string(step) + ": the loss is " +
+                           std::to_string(loss) +
+                           "; stopped before the update, parameters keep "
+                           "their values from step " +
+                           std::to_string(step - 1));
+    }
+  }
+  for (const plan::Io &io : prog.outputs())
+    download(io.tensor());
+  ctx.synchronize(cudaTimeoutSeconds(), "step " + std::to_string(step));
+  checkBadIndices();
+}

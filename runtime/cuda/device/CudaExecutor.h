@@ -1,0 +1,92 @@
+//===- CudaExecutor.h - run a program's instructions on one GPU -*- C++ -*-===//
+//
+// The CUDA twin of runtime/exec/Executor for a one-rank plan. The CPU
+// Executor stays the host side: it validates the plan, loads the weights
+// and holds the inputs and outputs; this class mirrors its persistent
+// tensors on the device, runs every instruction there (CudaOps.h) on the
+// compute stream, frees each activation after its last reader through the
+// caching allocator, and copies the outputs back after each step.
+//
+// Precision (Plan.precision): fp32 runs everything in f32. bf16-mixed and
+// fp16-mixed store activations in bf16/fp16 and run matmuls, attention,
+// norms and elementwise ops in that type with f32 accumulation; parameters
+// (the master weights), their gradients, optimizer moments, norm
+// statistics and losses stay f32 (castFloat between them). fp16-mixed
+// scales the loss gradient by a dynamic loss scale, unscales the parameter
+// gradients before the update and skips the update of a step whose
+// gradients overflowed (PyTorch GradScaler's rule).
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_RUNTIME_CUDA_DEVICE_CUDAEXECUTOR_H
+#define FRENZY_RUNTIME_CUDA_DEVICE_CUDAEXECUTOR_H
+
+#include "CudaOps.h"
+#include "DeviceContext.h"
+#include "Executor.h"
+
+#include <map>
+#include <vector>
+
+namespace frenzy::rt::cuda {
+
+class CudaExecutor {
+public:
+  /// `host` has loaded its weights. Throws for an op without a CUDA
+  /// adapter, naming it.
+  CudaExecutor(const plan::Plan &plan, Executor &host, DeviceContext &ctx);
+  ~CudaExecutor();
+
+  /// Copies the host's current inputs (token ids, targets) to the device.
+  void uploadInputs();
+  /// Runs step `step`, then copies the program outputs back into the host
+  /// executor's tensors. Throws on a non-finite loss (before the update),
+  /// a bad token id or label (naming the instruction), a device error.
+  void runStep(int64_t step, uint64_t seed);
+  /// Copies the parameters back into the host executor (for export).
+  void downloadParameters();
+
+  /// Whether the last fp16 step skipped its update (overflow), and the
+  /// loss scale now.
+  bool skippedUpdate() const { return skipped; }
+  float lossScale() const { return scaleHost; }
+
+private:
+  struct DevTensor {
+    void *ptr = nullptr;
+    k::FloatType storage = k::FloatType::F32; // f32 tensors only
+    int64_t bytes = 0;
+  };
+  void planStorage();
+  void *allocate(int32_t id);
+  void release(int32_t id);
+  void runInstr(int pos);
+  void upload(int32_t id);
+  void download(int32_t id);
+  void unscaleGradients();
+  void checkBadIndices();
+
+  const plan::Plan &plan;
+  Executor &host;
+  DeviceContext &ctx;
+  const plan::Program &prog;
+  k::FloatType compute = k::FloatType::F32;
+  bool fp16Scaling = false;
+  std::vector<DevTensor> dev;             // by tensor id
+  std::vector<bool> persistent;           // by tensor id
+  std::vector<const CudaOp *> ops;        // by instruction
+  std::vector<k::FloatType> opType;       // by instruction
+  std::vector<std::vector<int32_t>> freeAfter; // by instruction
+  std::vector<int32_t> updateGrads;       // gradients the update reads
+  int firstUpdate = -1;                   // first optimizer instruction
+  int lossInstr = -1;
+  std::map<std::string, std::vector<void *>> momentBufs; // by param name
+  int64_t *badIndices = nullptr;          // one int64 per instruction
+  float *scaleDev = nullptr;              // fp16: loss scale, dloss copy
+  int *goodSteps = nullptr, *foundInf = nullptr;
+  float scaleHost = 1.0f;
+  bool skipped = false;
+};
+
+} // namespace frenzy::rt::cuda
+
+#endif

@@ -1,0 +1,104 @@
+//===- CudaLaunch.cpp - frenzy-launch's one-rank run on the CUDA backend --===//
+//
+// The CUDA twin of runSingleRank (frenzy-launch.cpp): the CPU Executor
+// loads the plan and weights and feeds the tokens; CudaExecutor runs the
+// steps on the GPU. Prints the same step lines as the CPU backend plus the
+// device memory high-water mark of each step against the plan's
+// prediction. Built only with the CUDA backend (FRENZY_CUDA_BACKEND).
+//
+//===----------------------------------------------------------------------===//
+#include "CudaExecutor.h"
+#include "LaunchOptions.h"
+#include "TokenInputs.h"
+#include "WeightExport.h"
+
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+using namespace frenzy;
+using namespace frenzy::rt;
+using namespace frenzy::rt::cuda;
+
+int frenzy::rt::runCudaSingleRank(const Options &o, const plan::Plan &p) {
+  // What the CUDA backend does not do yet: refused, not ignored.
+  if (!o.checkpointDir.empty() || !o.resumeDir.empty() || !o.trace.empty() ||
+      o.profile || !o.dump.empty())
+    throw RuntimeError("--checkpoint-dir, --resume, --trace, --profile and "
+                       "--dump are not supported by the CUDA backend yet "
+                       "(docs/cuda.md); pass --backend=cpu");
+  Executor host(p);
+  host.loadWeights(o.initSeed);
+  DeviceContext ctx(p, 0, o.shareGpus);
+  if (!ctx.notes().empty())
+    std::fputs(ctx.notes().c_str(), stdout);
+  CudaExecutor ex(p, host, ctx);
+  std::unique_ptr<TokenData> data;
+  TokenInputs tokens;
+  if (!o.data.empty()) {
+    data = std::make_unique<TokenData>(o.data);
+    tokens = TokenInputs::bind(host);
+    data->requireBatch(tokens.rows(), tokens.seq());
+  }
+  if (!o.inputs.empty())
+    throw RuntimeError("--input is not supported by the CUDA backend yet; "
+                       "use --data=TOKENS.bin");
+  int64_t tokensPerStep =
+      tokens.ids ? tokens.ids->numel() : p.batch() * p.seq();
+  int64_t predicted = p.ranks_size() ? p.ranks(0).predicted_peak_bytes() : 0;
+  int64_t context = p.ranks_size() ? p.ranks(0).context_bytes() : 0;
+  std::printf("frenzy-launch: %s: %s, %" PRId64 " parameters, batch %" PRId64
+              " x %" PRId64 ", %s, optimizer %s, %" PRId64
+              " steps, CUDA backend on %s\n",
+              o.plan.c_str(), p.model_path().c_str(), host.parameterCount(),
+              p.batch(), p.seq(), p.precision().c_str(),
+              p.optimizer().kind().empty() ? "none"
+                                           : p.optimizer().kind().c_str(),
+              o.steps, ctx.who().c_str());
+  double total = 0;
+  for (int64_t step = 1; step <= o.steps; ++step) {
+    if (data)
+      tokens.fill(*data, step, tokens.rows(), 0);
+    ex.uploadInputs();
+    auto t0 = std::chrono::steady_clock::now();
+    ex.runStep(step, o.seed);
+    double sec = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count();
+    total += sec;
+    if (step % o.logEvery == 0 || step == o.steps) {
+      const Tensor *loss = host.output("loss");
+      const Tensor *norm = host.output("grad_norm");
+      std::printf("step %5" PRId64 "/%" PRId64 " | loss %.6f | lr %.3e",
+                  step, o.steps, loss ? loss->f32()[0] : NAN,
+                  host.learningRate(step));
+      if (norm)
+        std::printf(" | grad norm %.4f", norm->f32()[0]);
+      if (ex.skippedUpdate())
+        std::printf(" | fp16 overflow: update skipped, loss scale %g",
+                    double(ex.lossScale()));
+      std::printf(" | %.0f tokens/s | %s\n", double(tokensPerStep) / sec,
+                  CachingAllocator::peakReport(
+                      0, ctx.allocator().stats().stepPeakInUse, context,
+                      predicted)
+                      .c_str());
+      std::fflush(stdout);
+    }
+  }
+  if (!o.exportOnnx.empty()) {
+    ex.downloadParameters();
+    exportWeights(p, heldParameters(host), o.exportOnnx);
+    std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());
+  }
+  const AllocatorStats &st = ctx.allocator().stats();
+  std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n", o.steps,
+              double(tokensPerStep * o.steps) / std::max(total, 1e-9));
+  std::printf("memory: %s; reserved peak %" PRId64 " bytes, %" PRId64
+              " segments, %" PRId64 " cache hits of %" PRId64 "\n",
+              CachingAllocator::peakReport(0, st.peakInUse, context, predicted)
+                  .c_str(),
+              st.peakReserved, st.segments, st.cacheHits, st.allocations);
+  return 0;
+}
