@@ -61,7 +61,7 @@ int floatBytes(FloatType t);
 const char *floatTypeName(FloatType t);
 
 /// Success, or one line naming the kernel and the CUDA / cuBLAS error.
-class [[nodiscard]] Status {
+class Status {
 public:
   Status() = default;
   static Status error(std::string msg) {
