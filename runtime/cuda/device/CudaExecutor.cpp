@@ -17,20 +17,6 @@ bool isUpdate(const std::string &op) {
   return op == "adamw_update" || op == "sgd_update";
 }
 
-bool contains(const std::vector<int> &v, int x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-/// The type a float operand must have for its op.
-k::FloatType needed(const CudaOp &op, k::FloatType t, int index, bool out) {
-  if (op.precision == OpPrecision::F32)
-    return k::FloatType::F32;
-  if (op.precision == OpPrecision::Compute &&
-      contains(out ? op.f32Out : op.f32In, index))
-    return k::FloatType::F32;
-  return t;
-}
-
 // GradScaler's defaults.
 constexpr float kInitialScale = 65536.0f, kGrowth = 2.0f, kBackoff = 0.5f;
 constexpr int kGrowthInterval = 2000;
@@ -40,28 +26,18 @@ constexpr int kGrowthInterval = 2000;
 CudaExecutor::CudaExecutor(const plan::Plan &plan, Executor &host,
                            DeviceContext &ctx)
     : plan(plan), host(host), ctx(ctx), prog(host.program()) {
-  const std::string &p = plan.precision();
-  if (p == "bf16-mixed")
-    compute = k::FloatType::BF16;
-  else if (p == "fp16-mixed") {
-    compute = k::FloatType::F16;
-    fp16Scaling = true;
-  } else if (!p.empty() && p != "fp32")
-    throw RuntimeError("plan: precision '" + p +
-                       "' is not one the CUDA backend runs (fp32, bf16-mixed, "
-                       "fp16-mixed)");
+  pp = planPrecision(prog, plan.precision());
+  fp16Scaling = pp.lossScaling;
   const auto &table = cudaOps();
   int n = prog.instrs_size();
-  ops.assign(n, nullptr);
+  ops.assign(size_t(n), nullptr);
   for (int i = 0; i < n; ++i) {
     const plan::Instr &in = prog.instrs(i);
     auto it = table.find(in.op());
-    if (it == table.end())
+    if (it == table.end()) // PrecisionPlan knows an op CudaOps lacks
       throw RuntimeError("instruction " + std::to_string(i) + " ('" + in.op() +
-                         "', node '" + printable(in.node()) +
-                         "'): the CUDA backend has no kernel for it; use "
-                         "--backend=cpu");
-    ops[i] = &it->second;
+                         "'): no CUDA adapter; use --backend=cpu");
+    ops[size_t(i)] = it->second;
     if (isUpdate(in.op()) || in.op() == "clip_grad_norm") {
       if (firstUpdate < 0)
         firstUpdate = i;
@@ -72,7 +48,7 @@ CudaExecutor::CudaExecutor(const plan::Plan &plan, Executor &host,
       if (id == host.lossTensorId())
         lossInstr = i;
   }
-  planStorage();
+  planLifetimes();
   for (size_t id = 0; id < dev.size(); ++id)
     if (persistent[id]) {
       allocate(int32_t(id));
@@ -97,43 +73,21 @@ CudaExecutor::~CudaExecutor() {
   (void)cudaStreamSynchronize(ctx.compute());
 }
 
-void CudaExecutor::planStorage() {
+void CudaExecutor::planLifetimes() {
   size_t n = size_t(prog.tensors_size());
   dev.assign(n, {});
   persistent.assign(n, false);
-  std::vector<bool> forced(n, false);
   for (const plan::Tensor &t : prog.tensors())
-    persistent[t.id()] = forced[t.id()] = t.kind() != plan::ACTIVATION;
+    persistent[size_t(t.id())] = t.kind() != plan::ACTIVATION;
   for (const plan::Io &io : prog.outputs())
-    persistent[io.tensor()] = forced[io.tensor()] = true;
-  for (const plan::Instr &in : prog.instrs())
-    if (isUpdate(in.op()) || in.op() == "clip_grad_norm")
-      for (int32_t id : in.inputs())
-        forced[id] = true; // parameters, their gradients, the clip factor
-  opType.assign(size_t(prog.instrs_size()), k::FloatType::F32);
+    persistent[size_t(io.tensor())] = true;
   std::vector<int> last(n, -1);
   for (int i = 0; i < prog.instrs_size(); ++i) {
     const plan::Instr &in = prog.instrs(i);
-    const CudaOp &op = *ops[i];
-    k::FloatType t = k::FloatType::F32;
-    if (op.precision == OpPrecision::Compute)
-      t = compute;
-    else if (op.precision == OpPrecision::Move)
-      for (int32_t id : in.inputs())
-        if (prog.tensors(id).dtype() == plan::F32) {
-          t = dev[id].storage;
-          break;
-        }
-    opType[i] = t;
-    for (int j = 0; j < in.outputs_size(); ++j) {
-      int32_t id = in.outputs(j);
-      if (prog.tensors(id).dtype() == plan::F32)
-        dev[id].storage = forced[id] ? k::FloatType::F32
-                                     : needed(op, t, j, /*out=*/true);
-      last[id] = std::max(last[id], i);
-    }
+    for (int32_t id : in.outputs())
+      last[size_t(id)] = std::max(last[size_t(id)], i);
     for (int32_t id : in.inputs())
-      last[id] = i;
+      last[size_t(id)] = i;
   }
   freeAfter.assign(size_t(prog.instrs_size()), {});
   for (size_t id = 0; id < n; ++id)
@@ -151,7 +105,7 @@ void *CudaExecutor::allocate(int32_t id) {
   if (d.ptr)
     return d.ptr;
   const Tensor &t = host.tensor(id);
-  int eb = t.dtype == plan::F32 ? k::floatBytes(d.storage)
+  int eb = t.dtype == plan::F32 ? k::floatBytes(storage(id))
                                 : elementBytes(t.dtype);
   d.bytes = t.numel() * eb;
   d.ptr = reinterpret_cast<void *>(ctx.allocator().allocate(
@@ -201,8 +155,8 @@ void CudaExecutor::downloadParameters() {
 
 void CudaExecutor::runInstr(int pos) {
   const plan::Instr &in = prog.instrs(pos);
-  const CudaOp &op = *ops[pos];
-  k::FloatType t = opType[pos];
+  CudaOp op = ops[size_t(pos)];
+  k::FloatType t = k::FloatType(int(pp.opType[size_t(pos)]));
   CachingAllocator &alloc = ctx.allocator();
   cudaStream_t s = ctx.compute();
   std::vector<uint64_t> temps;
@@ -239,10 +193,10 @@ void CudaExecutor::runInstr(int pos) {
                          in.op() + ") reads tensor " + std::to_string(id) +
                          " before it is written; re-run frenzy-opt");
     if (ht.dtype == plan::F32) {
-      k::FloatType want = needed(op, t, j, false);
-      if (want != dev[id].storage) {
+      k::FloatType want = need(pos, j, false);
+      if (want != storage(id)) {
         void *c = scratch(size_t(ht.numel()) * k::floatBytes(want), "a cast");
-        d.check(k::castFloat(s, c, want, p, dev[id].storage, ht.numel()));
+        d.check(k::castFloat(s, c, want, p, storage(id), ht.numel()));
         p = c;
       }
       if (fp16Scaling && in.op() == "cross_entropy_grad" && j == 0) {
@@ -266,8 +220,8 @@ void CudaExecutor::runInstr(int pos) {
     empty &= ht.numel() == 0;
     void *p = allocate(id);
     if (ht.dtype == plan::F32) {
-      k::FloatType want = needed(op, t, j, true);
-      if (want != dev[id].storage) {
+      k::FloatType want = need(pos, j, true);
+      if (want != storage(id)) {
         void *c = scratch(size_t(ht.numel()) * k::floatBytes(want), "a cast");
         castBack.push_back({id, c});
         p = c;
@@ -277,13 +231,12 @@ void CudaExecutor::runInstr(int pos) {
   }
   bool skip = skipped && isUpdate(in.op());
   if (!empty && !skip)
-    op.run(d);
+    op(d);
   for (auto [id, c] : castBack) {
-    size_t j = 0;
-    while (in.outputs(int(j)) != id)
+    int j = 0;
+    while (in.outputs(j) != id)
       ++j;
-    d.check(k::castFloat(s, dev[id].ptr, dev[id].storage, c,
-                         needed(op, t, int(j), true),
+    d.check(k::castFloat(s, dev[id].ptr, storage(id), c, need(pos, j, true),
                          host.tensor(id).numel()));
   }
   for (uint64_t p : temps)

@@ -7,12 +7,12 @@
 // compute stream, frees each activation after its last reader through the
 // caching allocator, and copies the outputs back after each step.
 //
-// Precision (Plan.precision): fp32 runs everything in f32. bf16-mixed and
-// fp16-mixed store activations in bf16/fp16 and run matmuls, attention,
-// norms and elementwise ops in that type with f32 accumulation; parameters
-// (the master weights), their gradients, optimizer moments, norm
-// statistics and losses stay f32 (castFloat between them). fp16-mixed
-// scales the loss gradient by a dynamic loss scale, unscales the parameter
+// Precision (Plan.precision) as host/PrecisionPlan decides it: fp32 runs
+// everything in f32; bf16-mixed and fp16-mixed store activations in
+// bf16/fp16 and run matmuls, attention, norms and elementwise ops in that
+// type with f32 accumulation; parameters (the master weights), their
+// gradients, optimizer moments and losses stay f32 (castFloat between
+// them). fp16-mixed scales the loss gradient by a dynamic loss scale, unscales the parameter
 // gradients before the update and skips the update of a step whose
 // gradients overflowed (PyTorch GradScaler's rule).
 //
@@ -23,6 +23,7 @@
 #include "CudaOps.h"
 #include "DeviceContext.h"
 #include "Executor.h"
+#include "PrecisionPlan.h"
 
 #include <map>
 #include <vector>
@@ -53,10 +54,15 @@ public:
 private:
   struct DevTensor {
     void *ptr = nullptr;
-    k::FloatType storage = k::FloatType::F32; // f32 tensors only
     int64_t bytes = 0;
   };
-  void planStorage();
+  void planLifetimes();
+  k::FloatType storage(int32_t id) const {
+    return k::FloatType(int(pp.storage[size_t(id)]));
+  }
+  k::FloatType need(int instr, int index, bool out) const {
+    return k::FloatType(int(pp.need(instr, index, out)));
+  }
   void *allocate(int32_t id);
   void release(int32_t id);
   void runInstr(int pos);
@@ -69,12 +75,11 @@ private:
   Executor &host;
   DeviceContext &ctx;
   const plan::Program &prog;
-  k::FloatType compute = k::FloatType::F32;
+  PrecisionPlan pp;
   bool fp16Scaling = false;
   std::vector<DevTensor> dev;             // by tensor id
   std::vector<bool> persistent;           // by tensor id
-  std::vector<const CudaOp *> ops;        // by instruction
-  std::vector<k::FloatType> opType;       // by instruction
+  std::vector<CudaOp> ops;                // by instruction
   std::vector<std::vector<int32_t>> freeAfter; // by instruction
   std::vector<int32_t> updateGrads;       // gradients the update reads
   int firstUpdate = -1;                   // first optimizer instruction

@@ -5,12 +5,9 @@
 // exactly as the CPU adapter does (through the same KernelArgs) and calls
 // runtime/cuda/kernels (CudaKernels.h) with device pointers.
 //
-// Precision: every op has a float type `t` (the plan's compute type for
-// ops that run in bf16/fp16, the storage type of its data for ops that
-// only move bytes, f32 otherwise) and lists the operands that are always
-// f32 (weights of norms, statistics, losses, gradients of parameters). The
-// executor casts operands whose storage differs before the call and
-// results after it (CudaExecutor.cpp).
+// Precision: every op runs in the float type `t` that host/PrecisionPlan
+// gives it; the executor has already cast each float operand to what the
+// op takes (t, or f32 for the operands PrecisionPlan keeps in f32).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_CUDA_DEVICE_CUDAOPS_H
@@ -28,13 +25,6 @@
 namespace frenzy::rt::cuda {
 
 namespace k = frenzy::cuda::kernels;
-
-/// How an op's float operands are typed.
-enum class OpPrecision {
-  Compute, // the plan's compute type (bf16/fp16 in mixed precision)
-  Move,    // the storage type of its first float operand (bytes moved)
-  F32,     // always f32
-};
 
 /// One instruction's call: attributes and host shapes through `args` (its
 /// Tensors carry shape and dtype only), device pointers in `in` / `out`.
@@ -59,13 +49,10 @@ struct DevOp {
   void check(const k::Status &st) const;
 };
 
-struct CudaOp {
-  void (*run)(DevOp &) = nullptr;
-  OpPrecision precision = OpPrecision::F32;
-  std::vector<int> f32In, f32Out; // always-f32 float operands (Compute ops)
-};
+using CudaOp = void (*)(DevOp &);
 
-/// Every op of the CPU kernel table that has a CUDA adapter.
+/// Every op of the CPU kernel table that has a CUDA adapter (the same
+/// names as host/PrecisionPlan's opTypings()).
 const std::unordered_map<std::string, CudaOp> &cudaOps();
 
 } // namespace frenzy::rt::cuda

@@ -261,26 +261,24 @@ void tpAllReduce(DevOp &d) {
 } // namespace
 
 void addNNOps(std::unordered_map<std::string, CudaOp> &t) {
-  using P = OpPrecision;
-  t["matmul"] = {matmul, P::Compute, {}, {}};
-  t["gemm"] = {gemm, P::Compute, {}, {}};
-  t["layer_norm"] = {layerNorm, P::Compute, {1, 2}, {}};
-  t["layer_norm_grad"] = {layerNormGrad, P::Compute, {2}, {1, 2}};
-  t["rms_norm"] = {rmsNorm, P::Compute, {1}, {}};
-  t["rms_norm_grad"] = {rmsNormGrad, P::Compute, {2}, {1}};
-  t["softmax"] = {softmax<false>, P::Compute, {}, {}};
-  t["log_softmax"] = {softmax<true>, P::Compute, {}, {}};
-  t["softmax_grad"] = {softmaxGrad, P::Compute, {}, {}};
-  t["swiglu"] = {swiglu, P::Compute, {}, {}};
-  // Operand 3 (4 in the backward) is the mask: bytes or an f32 bias.
-  t["attention"] = {attention, P::Compute, {3}, {}};
-  t["attention_grad"] = {attentionGrad, P::Compute, {4}, {}};
-  t["softmax_cross_entropy_loss"] = {crossEntropy, P::Compute, {}, {0}};
-  t["cross_entropy_grad"] = {crossEntropyGrad, P::Compute, {0}, {}};
-  t["clip_grad_norm"] = {clipGradNorm, P::F32, {}, {}};
-  t["adamw_update"] = {adamw, P::F32, {}, {}};
-  t["sgd_update"] = {sgd, P::F32, {}, {}};
-  t["tp_all_reduce"] = {tpAllReduce, P::F32, {}, {}};
+  t["matmul"] = matmul;
+  t["gemm"] = gemm;
+  t["layer_norm"] = layerNorm;
+  t["layer_norm_grad"] = layerNormGrad;
+  t["rms_norm"] = rmsNorm;
+  t["rms_norm_grad"] = rmsNormGrad;
+  t["softmax"] = softmax<false>;
+  t["log_softmax"] = softmax<true>;
+  t["softmax_grad"] = softmaxGrad;
+  t["swiglu"] = swiglu;
+  t["attention"] = attention;
+  t["attention_grad"] = attentionGrad;
+  t["softmax_cross_entropy_loss"] = crossEntropy;
+  t["cross_entropy_grad"] = crossEntropyGrad;
+  t["clip_grad_norm"] = clipGradNorm;
+  t["adamw_update"] = adamw;
+  t["sgd_update"] = sgd;
+  t["tp_all_reduce"] = tpAllReduce;
 }
 
 } // namespace frenzy::rt::cuda
