@@ -7,7 +7,8 @@ and prints, per rank, the step time, busy time (compute and transfers) and
 idle time (waits and gaps) of both, and per op class (matmul, attention,
 elementwise, communication, optimizer, and 'runtime' for the runtime's own
 work between kernels) the measured/predicted ratio. Measured figures are
-medians over the traced steps after the first --skip ones (warm-up). The
+medians over the traced steps after the first --skip ones (warm-up); the
+predicted trace holds several steady steps, summarised the same way. The
 measured step is also given on the CPU (the process's CPU time in the step,
 the slowest rank's): on a machine shared with other work, what the step
 would take if no other process took the CPU (an MPI rank's waits spin, so
@@ -101,13 +102,16 @@ def main():
         if not pred[r] or not meas[r]:
             sys.exit("trace_compare: rank %d has no step in one of the traces"
                      % r)
-    # The step: the slowest rank's, per traced step, then the median.
+    # The step: per rank the median of its steps, then the slowest rank's.
+    # Steps overlap (nothing waits for every rank between two steps), so
+    # one traced step's slowest rank is the period plus whichever rank was
+    # late that step (with ranks sharing cores, by milliseconds); a rank's
+    # median is the period a run's throughput shows. The predicted trace
+    # holds several steady steps and is summarised the same way.
     nsteps = min(len(meas[r]) for r in range(mranks))
-    step_meas = statistics.median(
-        max(meas[r][k][0] for r in range(mranks)) for k in range(nsteps))
-    step_pred = max(pred[r][0][0] for r in range(pranks))
-    step_cpu = statistics.median(
-        max(meas[r][k][3] for r in range(mranks)) for k in range(nsteps))
+    step_meas = max(median_of(meas[r], lambda x: x[0]) for r in range(mranks))
+    step_pred = max(median_of(pred[r], lambda x: x[0]) for r in range(pranks))
+    step_cpu = max(median_of(meas[r], lambda x: x[3]) for r in range(mranks))
     result = {"ranks": [], "classes": {}, "step_predicted_ms": step_pred / 1e3,
               "step_measured_ms": step_meas / 1e3,
               "step_error": step_pred / step_meas - 1,
@@ -115,22 +119,23 @@ def main():
               "cpu_error": step_pred / step_cpu - 1,
               "steps_measured": nsteps}
     for r in range(pranks):
-        p = pred[r][0]
+        p_step = median_of(pred[r], lambda x: x[0])
+        p_busy = median_of(pred[r], lambda x: x[1])
         m_step = median_of(meas[r], lambda x: x[0])
         m_busy = median_of(meas[r], lambda x: x[1])
-        row = {"rank": r, "pred_step_ms": p[0] / 1e3, "meas_step_ms": m_step / 1e3,
-               "pred_busy_ms": p[1] / 1e3, "meas_busy_ms": m_busy / 1e3,
-               "pred_idle_ms": (step_pred - p[1]) / 1e3,
+        row = {"rank": r, "pred_step_ms": p_step / 1e3, "meas_step_ms": m_step / 1e3,
+               "pred_busy_ms": p_busy / 1e3, "meas_busy_ms": m_busy / 1e3,
+               "pred_idle_ms": (step_pred - p_busy) / 1e3,
                "meas_idle_ms": (step_meas - m_busy) / 1e3,
-               "pred_fb_ms": p[4] / 1e3,
+               "pred_fb_ms": median_of(pred[r], lambda x: x[4]) / 1e3,
                "meas_fb_ms": median_of(meas[r], lambda x: x[4]) / 1e3,
                "meas_fb_cpu_ms": median_of(meas[r], lambda x: x[5]) / 1e3}
         # Idle against the step: both as shares of their own step.
-        row["idle_diff_of_step"] = abs((step_pred - p[1]) / step_pred -
+        row["idle_diff_of_step"] = abs((step_pred - p_busy) / step_pred -
                                        (step_meas - m_busy) / step_meas)
         result["ranks"].append(row)
     for c in CLASSES:
-        pc = sum(pred[r][0][2][c] for r in range(pranks))
+        pc = sum(median_of(pred[r], lambda x: x[2][c]) for r in range(pranks))
         mc = sum(median_of(meas[r], lambda x: x[2][c]) for r in range(mranks))
         result["classes"][c] = {"pred_ms": pc / 1e3, "meas_ms": mc / 1e3,
                                 "ratio": mc / pc if pc > 0 else None}

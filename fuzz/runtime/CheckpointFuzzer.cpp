@@ -1,9 +1,12 @@
 //===- CheckpointFuzzer.cpp - fuzz the checkpoint readers -----------------===//
 //
-// The input is used twice: as a rank file (the binary parameter store) and
-// as the `latest` index. The rank file is read with the plan hash, step and
-// rank its own header claims, so the fuzzer gets past the header checks to
-// the entries. Both readers must refuse with a RuntimeError or succeed.
+// The input is used twice: as a rank file (the binary parameter pieces)
+// and as a step directory's manifest. The rank file is read with the model
+// hash, step and rank its own header claims, so the fuzzer gets past the
+// header checks to the pieces, each of which is then read (checksum
+// included); the manifest is parsed, then opened as a checkpoint (which
+// reads the rank files it names, this one among them). Every reader must
+// refuse with a RuntimeError or succeed.
 //
 //===----------------------------------------------------------------------===//
 #include "Checkpoint.h"
@@ -33,16 +36,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mkdir(stepDir.c_str(), 0700);
   std::string rankPath = stepDir + "/rank-" + std::to_string(rank) + ".bin";
   frenzy::fuzz::writeFile(rankPath, data, size);
-  frenzy::fuzz::writeFile(dir + "/latest", data, size);
+  std::string manifest = stepDir + "/manifest";
+  frenzy::fuzz::writeFile(manifest, data, size);
   try {
-    uint64_t latestHash = 0;
-    frenzy::rt::latestCheckpoint(dir, &latestHash);
+    std::vector<float> value, m, v;
+    for (const frenzy::rt::PieceHeader &h :
+         frenzy::rt::readPieceIndex(rankPath, hash, step, rank))
+      frenzy::rt::readPiece(rankPath, h, value, m, v);
   } catch (const frenzy::rt::RuntimeError &) {
   }
   try {
-    frenzy::rt::readRankCheckpoint(dir, step, rank, hash);
+    frenzy::rt::readManifest(manifest);
+    frenzy::rt::StoredCheckpoint c(stepDir);
+    std::vector<float> value, m, v;
+    for (const frenzy::rt::Manifest::Param &p : c.manifest().params)
+      c.load(p.name, p.shape, frenzy::rt::Slice{}, value, m, v);
   } catch (const frenzy::rt::RuntimeError &) {
   }
+  unlink(manifest.c_str());
   unlink(rankPath.c_str());
   rmdir(stepDir.c_str());
   return 0;

@@ -262,7 +262,8 @@ void RankRunner::reduceGradients() {
   // Every group's pieces are copied out before any sum is written back: a
   // rank in several lanes of one unsplit parameter (pipelines of different
   // TP degrees) must send its own gradient to each, not a sum.
-  std::vector<std::vector<float>> bufs(dpGroups.size());
+  std::vector<std::vector<float>> &bufs = dpBufs;
+  bufs.resize(dpGroups.size());
   for (int pass = 0; pass < 2; ++pass)
     for (size_t g = 0; g < dpGroups.size(); ++g) {
       int64_t off = 0;
@@ -292,7 +293,12 @@ void RankRunner::reduceGradients() {
 }
 
 StepResult RankRunner::update() {
-  double sums[2] = {0, lossSum};
+  // Squared norm, loss, and one slot per rank for its peak memory (each
+  // rank fills its own; the sum is every rank's): the step's report rides
+  // on this all-reduce instead of a gather of its own.
+  std::vector<double> sums(2 + size_t(comm.size()), 0.0);
+  sums[1] = lossSum;
+  sums[2 + size_t(comm.rank())] = double(ex->peakBytes());
   for (int32_t g : me.norm_tensors()) {
     const Tensor &t = ex->tensor(g);
     for (int64_t i = 0, n = t.numel(); i < n; ++i)
@@ -304,12 +310,14 @@ StepResult RankRunner::update() {
   }
   {
     TraceSpan span(trace, plan::kCommThread, "norm all-reduce", "comm");
-    comm.allReduceSum(sums, 2);
+    comm.allReduceSum(sums.data(), int(sums.size()));
   }
   double optStart = trace ? trace->now() : 0;
   StepResult r;
   r.loss = sums[1] / double(plan.total_micro_batches());
   r.gradNorm = std::sqrt(sums[0]);
+  for (size_t k = 2; k < sums.size(); ++k)
+    r.peakBytes.push_back(int64_t(sums[k]));
   StepContext &ctx = ex->context();
   if (!std::isfinite(r.loss))
     throw RuntimeError("step " + std::to_string(ctx.step) + ": the loss is " +

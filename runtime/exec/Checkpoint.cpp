@@ -1,209 +1,455 @@
-//===- Checkpoint.cpp - parameters and optimizer state on disk ------------===//
+//===- Checkpoint.cpp - checkpoints any plan can resume -------------------===//
 #include "Checkpoint.h"
+#include "TokenData.h"
+#include "plan/PlanPrograms.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <set>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace frenzy::rt {
 
-static constexpr char kMagic[8] = {'F', 'R', 'Z', 'C', 'K', 'P', 'T', '1'};
+namespace {
 
-static std::string stepDir(const std::string &dir, int64_t step) {
-  char name[32];
-  std::snprintf(name, sizeof name, "/step-%08" PRId64, step);
-  return dir + name;
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
-static std::string rankFile(const std::string &dir, int64_t step, int rank) {
-  return stepDir(dir, step) + "/rank-" + std::to_string(rank) + ".bin";
-}
-
-static std::string hex(uint64_t h) {
+std::string hex16(uint64_t h) {
   char s[20];
   std::snprintf(s, sizeof s, "%016" PRIx64, h);
   return s;
 }
 
-int64_t latestCheckpoint(const std::string &dir, uint64_t *planHash) {
-  std::ifstream in(dir + "/latest");
-  std::string w1, w2, hash;
-  int64_t step = 0;
-  if (!in || !(in >> w1 >> step >> w2 >> hash) || w1 != "step" ||
-      w2 != "plan" || step < 1)
-    throw RuntimeError(dir + ": no complete checkpoint (" + dir +
-                       "/latest missing or unreadable)");
-  *planHash = std::strtoull(hash.c_str(), nullptr, 16);
-  return step;
+std::string number(double d) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%g", d);
+  return s;
 }
 
-/// Renames `tmp` over `path` (atomic on one file system).
-static void commit(const std::string &tmp, const std::string &path) {
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw RuntimeError(path + ": cannot rename " + tmp + " into place: " +
-                       std::strerror(errno));
+/// FRENZY_TEST_CHECKPOINT_CRASH=STEP:RANK:PIECES (tests only): rank RANK
+/// kills itself after writing PIECES pieces of step STEP's checkpoint
+/// (PIECES -1: rank 0 once the manifest is written, before the rename).
+struct CrashHook {
+  int64_t step = -1, rank = -1, pieces = -2;
+  CrashHook() {
+    if (const char *e = std::getenv("FRENZY_TEST_CHECKPOINT_CRASH"))
+      if (std::sscanf(e, "%" SCNd64 ":%" SCNd64 ":%" SCNd64, &step, &rank,
+                      &pieces) != 3)
+        step = -1;
+  }
+  void at(int64_t s, int r, int64_t written) const {
+    if (s == step && r == rank && written == pieces) {
+      std::fprintf(stderr, "frenzy-launch: rank %d: test hook: killed while "
+                   "writing the checkpoint of step %" PRId64 "\n", r, s);
+      std::fflush(stderr);
+      ::raise(SIGKILL);
+    }
+  }
+};
+
+const CrashHook &crashHook() {
+  static const CrashHook hook;
+  return hook;
+}
+
+/// The settings a checkpoint must share with the plan resuming it (an
+/// error naming every difference) and those that may change (warnings).
+void checkCompatible(const Manifest &m, const plan::Plan &p, int64_t batch,
+                     uint64_t seed, const std::string &where,
+                     std::vector<std::string> &warnings) {
+  std::vector<std::string> diff;
+  if (m.modelHash != p.model_hash())
+    diff.push_back("model differs (checkpoint " + hex16(m.modelHash) + " of '" +
+                   m.modelPath + "', this plan " + hex16(p.model_hash()) +
+                   " of '" + p.model_path() + "')");
+  if (m.seq != p.seq())
+    diff.push_back("sequence length differs (checkpoint " + std::to_string(m.seq) +
+                   ", this plan " + std::to_string(p.seq()) + ")");
+  const plan::Optimizer &a = m.optimizer, &b = p.optimizer();
+  auto kind = [](const std::string &k) { return k.empty() ? "none" : k; };
+  if (a.kind() != b.kind())
+    diff.push_back("optimizer differs (checkpoint " + kind(a.kind()) +
+                   ", this plan " + kind(b.kind()) + ")");
+  else if (a.beta1() != b.beta1() || a.beta2() != b.beta2() ||
+           a.eps() != b.eps() || a.momentum() != b.momentum())
+    diff.push_back("optimizer settings differ (checkpoint beta1 " +
+                   number(a.beta1()) + " beta2 " + number(a.beta2()) +
+                   " eps " + number(a.eps()) + " momentum " +
+                   number(a.momentum()) + ", this plan " + number(b.beta1()) +
+                   " " + number(b.beta2()) + " " + number(b.eps()) + " " +
+                   number(b.momentum()) + ")");
+  if (!diff.empty()) {
+    std::string line = where + ": this plan cannot resume the checkpoint: ";
+    for (size_t i = 0; i < diff.size(); ++i)
+      line += (i ? "; " : "") + diff[i];
+    throw RuntimeError(line + "; resume with a plan of the same model, "
+                       "sequence length and optimizer");
+  }
+  if (m.globalBatch != batch)
+    warnings.push_back(where + ": the global batch changes from " +
+                       std::to_string(m.globalBatch) + " to " +
+                       std::to_string(batch) +
+                       "; the step count, learning-rate schedule and data "
+                       "position continue");
+  if (a.lr() != b.lr() || a.min_lr() != b.min_lr() ||
+      a.warmup_steps() != b.warmup_steps() ||
+      a.total_steps() != b.total_steps() || a.clip_norm() != b.clip_norm())
+    warnings.push_back(where + ": the learning-rate schedule or clipping "
+                       "differs from the checkpoint's; this plan's applies "
+                       "from the next step");
+  if (m.precision != p.precision())
+    warnings.push_back(where + ": precision changes from " + m.precision +
+                       " to " + p.precision());
+  if (m.seed != seed)
+    warnings.push_back(where + ": the run seed changes from " +
+                       std::to_string(m.seed) + " to " + std::to_string(seed) +
+                       " (dropout draws differ from the original run)");
+}
+
+/// The newest complete checkpoint of `dir`, with a warning naming newer
+/// half-written ones; an error when there is none.
+std::string newestComplete(const std::string &dir,
+                           std::vector<std::string> *warnings) {
+  CheckpointScan scan = scanCheckpoints(dir);
+  std::string half;
+  for (const std::string &h : scan.halfWritten)
+    half += (half.empty() ? "" : ", ") + h;
+  if (scan.step == 0) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) != 0)
+      throw RuntimeError(dir + ": no such checkpoint directory");
+    throw RuntimeError(dir + ": no complete checkpoint to resume from" +
+                       (half.empty() ? std::string()
+                                     : " (" + half + " half-written: no "
+                                       "manifest)"));
+  }
+  if (!half.empty() && warnings)
+    warnings->push_back(half + ": half-written checkpoint (no manifest), "
+                        "ignored; resuming from step " +
+                        std::to_string(scan.step));
+  return scan.path;
+}
+
+} // namespace
+
+std::string planSummary(const plan::Plan &p) {
+  std::ostringstream s;
+  if (p.stages_size() == 0) {
+    s << "1 rank, one program, batch " << p.batch();
+    return s.str();
+  }
+  int pipelines = 0;
+  for (const plan::StageProgram &sp : p.stages())
+    pipelines = std::max(pipelines, sp.pipeline() + 1);
+  s << p.ranks_size() << " ranks, " << pipelines << " pipelines (";
+  for (int q = 0; q < pipelines; ++q) {
+    int stages = 0, tp = 1;
+    int64_t mbs = 0;
+    for (const plan::StageProgram &sp : p.stages())
+      if (sp.pipeline() == q) {
+        ++stages;
+        tp = std::max(tp, sp.ranks_size());
+        mbs = sp.micro_batches();
+      }
+    s << (q ? " / " : "") << stages << " stages x TP " << tp << " @" << mbs;
+  }
+  s << "), micro-batch " << p.micro_batch() << ", global batch "
+    << p.global_batch();
+  if (!p.cluster_path().empty())
+    s << ", cluster " << p.cluster_path();
+  return s.str();
 }
 
 Checkpointer::Checkpointer(CheckpointOptions opts) : o(std::move(opts)) {
+  if (!o.plan)
+    throw RuntimeError("checkpoints: no plan given (internal error)");
+  if (!o.resumeDir.empty()) {
+    std::string path = newestComplete(o.resumeDir, &warnings);
+    from = std::make_unique<StoredCheckpoint>(path);
+    checkCompatible(from->manifest(), *o.plan, globalBatch(), o.seed, path,
+                    warnings);
+  }
   if (o.dir.empty())
     return;
-  if (!std::ifstream(o.dir + "/latest"))
+  CheckpointScan scan = scanCheckpoints(o.dir);
+  if (scan.step == 0)
     return; // a new directory, or one without a complete checkpoint
-  uint64_t theirs = 0;
-  latestCheckpoint(o.dir, &theirs);
-  if (theirs != o.planHash)
-    throw RuntimeError(o.dir + " holds checkpoints of another plan (hash " +
-                       hex(theirs) + ", this plan " + hex(o.planHash) +
+  Manifest theirs = readManifest(scan.path + "/manifest");
+  if (theirs.modelHash != o.plan->model_hash())
+    throw RuntimeError(o.dir + " holds checkpoints of another model (" +
+                       hex16(theirs.modelHash) + " of '" + theirs.modelPath +
+                       "', this plan's " + hex16(o.plan->model_hash()) +
                        "); choose another --checkpoint-dir (nothing was "
                        "written)");
 }
 
-int64_t Checkpointer::resume(Executor &ex) {
-  if (o.resumeDir.empty())
-    return 1;
-  uint64_t hash = 0;
-  int64_t step = latestCheckpoint(o.resumeDir, &hash);
-  if (hash != o.planHash)
-    throw RuntimeError(o.resumeDir + ": the checkpoint was written by another "
-                       "plan (hash " + hex(hash) + ", this plan " +
-                       hex(o.planHash) + "); resume with the plan that wrote "
-                       "it");
-  auto stored = readRankCheckpoint(o.resumeDir, step, o.rank, hash);
-  for (const plan::ParamSource &p : ex.program().params()) {
-    Tensor &t = ex.tensor(p.tensor());
-    if (!p.trainable() || t.storage.empty())
-      continue;
-    auto it = stored.find(p.name());
-    if (it == stored.end() || int64_t(it->second.value.size()) != t.numel())
-      throw RuntimeError(rankFile(o.resumeDir, step, o.rank) +
-                         ": no value of " + std::to_string(t.numel()) +
-                         " elements for parameter '" + p.name() + "'");
-    std::memcpy(t.f32(), it->second.value.data(), t.numel() * 4);
-    ParamState &st = ex.optimizerState()[p.name()];
-    st.m = it->second.m;
-    st.v = it->second.v;
-  }
-  lastWritten = step;
-  return step + 1;
+Checkpointer::~Checkpointer() = default;
+
+int64_t Checkpointer::globalBatch() const {
+  return o.plan->global_batch() > 0 ? o.plan->global_batch()
+                                    : o.plan->batch();
 }
 
-std::map<std::string, StoredParam>
-readRankCheckpoint(const std::string &dir, int64_t step, int rank,
-                   uint64_t planHash) {
-  std::string path = rankFile(dir, step, rank);
-  std::ifstream in(path, std::ios::binary);
-  auto fail = [&](const std::string &what) -> RuntimeError {
-    return RuntimeError(path + ": " + what);
-  };
-  char magic[8];
-  uint32_t version = 0;
-  uint64_t hash = 0;
-  int64_t fileStep = 0;
-  int32_t fileRank = 0, entries = 0;
-  if (!in || !in.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0)
-    throw fail("not a Frenzy checkpoint");
-  in.read(reinterpret_cast<char *>(&version), 4);
-  in.read(reinterpret_cast<char *>(&hash), 8);
-  in.read(reinterpret_cast<char *>(&fileStep), 8);
-  in.read(reinterpret_cast<char *>(&fileRank), 4);
-  in.read(reinterpret_cast<char *>(&entries), 4);
-  if (!in || version != 1)
-    throw fail("unsupported checkpoint version " + std::to_string(version));
-  if (hash != planHash || fileStep != step || fileRank != rank)
-    throw fail("belongs to another plan, step or rank (step " +
-               std::to_string(fileStep) + ", rank " +
-               std::to_string(fileRank) + ")");
-  // Sizes read from the file are checked against what is left of it
-  // before anything is allocated: a damaged file must not ask for more
-  // memory than its own size.
-  std::streamoff here = in.tellg();
-  in.seekg(0, std::ios::end);
-  std::streamoff end = in.tellg();
-  in.seekg(here);
-  auto left = [&] { return int64_t(end - in.tellg()); };
-  std::map<std::string, StoredParam> out;
-  for (int32_t e = 0; e < entries; ++e) {
-    uint32_t len = 0, moments = 0;
-    int64_t n = 0;
-    in.read(reinterpret_cast<char *>(&len), 4);
-    if (!in || int64_t(len) > left())
-      throw fail("truncated or corrupt at entry " + std::to_string(e));
-    std::string name(len, '\0');
-    in.read(name.data(), len);
-    in.read(reinterpret_cast<char *>(&n), 8);
-    in.read(reinterpret_cast<char *>(&moments), 4);
-    if (!in || n < 0 || moments > 2 || n > left() / 4 / (1 + moments))
-      throw fail("truncated or corrupt at entry " + std::to_string(e));
-    StoredParam &p = out[name];
-    for (std::vector<float> *v : {&p.value, &p.m, &p.v}) {
-      if (v != &p.value && moments-- == 0)
-        break;
-      v->resize(n);
-      in.read(reinterpret_cast<char *>(v->data()), n * 4);
+int64_t Checkpointer::resume(Executor &ex) {
+  if (!from)
+    return 1;
+  if (o.print)
+    for (const std::string &w : warnings)
+      std::fprintf(stderr, "frenzy-launch: warning: %s\n", w.c_str());
+  double t0 = now();
+  int64_t tpRank = ex.context().tpRank, bytes = 0;
+  // A rank that cannot read its part reports it to rank 0 instead of
+  // ending the job itself: the job ends with rank 0's one line, not with
+  // one line per rank that read the same damaged piece.
+  std::string error;
+  try {
+    for (const plan::ParamSource &p : ex.program().params()) {
+      Tensor &t = ex.tensor(p.tensor());
+      if (!p.trainable() || t.storage.empty())
+        continue;
+      if (t.dtype != plan::F32)
+        throw RuntimeError("checkpoints: parameter '" + p.name() + "' is " +
+                           t.describe() + "; only f32 parameters are stored");
+      Slice s;
+      std::vector<int64_t> shape = t.shape;
+      if (p.shard_size() > 0) {
+        shape = unsharded(p, t).shape;
+        s = {int32_t(p.shard(0)), int32_t(p.shard(1)), int32_t(p.shard(2)),
+             int32_t(tpRank)};
+      }
+      std::vector<float> value;
+      ParamState &st = ex.optimizerState()[p.name()];
+      bytes += from->load(p.name(), shape, s, value, st.m, st.v);
+      if (int64_t(value.size()) != t.numel())
+        throw RuntimeError(from->path() + ": parameter '" + p.name() +
+                           "' does not cut into this plan's shard");
+      std::memcpy(t.f32(), value.data(), size_t(t.numel()) * 4);
     }
-    if (!in)
-      throw fail("truncated at parameter '" + name + "'");
+  } catch (const RuntimeError &e) {
+    error = e.what();
   }
-  return out;
+  std::vector<std::string> all = o.gather(
+      number(now() - t0) + " " + std::to_string(bytes) + "\n" + error);
+  for (const std::string &s : all)
+    if (size_t nl = s.find('\n'); nl + 1 < s.size())
+      throw RuntimeError(s.substr(nl + 1));
+  o.barrier(); // ranks with an error wait here for rank 0 to end the job
+  if (!error.empty())
+    throw RuntimeError(error);
+  const Manifest &m = from->manifest();
+  // The slowest rank's read time is the checkpoint's.
+  if (o.print && !all.empty()) {
+    double worst = 0, total = 0;
+    for (const std::string &s : all) {
+      double sec = 0, b = 0;
+      std::sscanf(s.c_str(), "%lf %lf", &sec, &b);
+      worst = std::max(worst, sec), total += b;
+    }
+    std::printf("checkpoint: step %" PRId64 " read from %s (%.2f MiB, %.3f s; "
+                "written by %s)\n",
+                m.step, from->path().c_str(), total / (1 << 20), worst,
+                m.planSummary.c_str());
+    std::fflush(stdout);
+  }
+  baseStep = m.step;
+  baseWindows = m.dataWindows;
+  lastWritten = m.step;
+  return m.step + 1;
+}
+
+void Checkpointer::continueData(TokenData &data) const {
+  if (from)
+    data.continueFrom(baseStep, baseWindows);
+}
+
+/// Writes this rank's pieces: the parameters it updates and counts in the
+/// gradient norm (pipeline 0's owner, each TP rank its shard), so every
+/// parameter is written once. Returns the lines rank 0 puts in the
+/// manifest.
+std::string Checkpointer::ownedText(int64_t step, Executor &ex,
+                                    const std::string &tmp) {
+  const plan::Plan &p = *o.plan;
+  std::vector<const plan::ParamSource *> owned;
+  int32_t tpRank = 0;
+  if (p.stages_size() == 0) {
+    for (const plan::ParamSource &ps : ex.program().params())
+      if (ps.trainable() && !ex.tensor(ps.tensor()).storage.empty())
+        owned.push_back(&ps);
+  } else {
+    const plan::Rank &me = p.ranks(o.rank);
+    tpRank = me.tp_rank();
+    std::set<int32_t> norm(me.norm_tensors().begin(),
+                           me.norm_tensors().end());
+    const plan::Program &prog = ex.program();
+    std::map<int32_t, const plan::ParamSource *> byTensor;
+    for (const plan::ParamSource &ps : prog.params())
+      if (ps.trainable() && !ex.tensor(ps.tensor()).storage.empty())
+        byTensor[ps.tensor()] = &ps;
+    for (const plan::StageProgram &sp : p.stages())
+      if (std::find(sp.ranks().begin(), sp.ranks().end(), o.rank) !=
+          sp.ranks().end())
+        for (int32_t i : sp.update_instrs()) {
+          const plan::Instr &in = prog.instrs(i);
+          bool update = in.op() == "adamw_update" || in.op() == "sgd_update";
+          if (update && in.inputs_size() > 1 && norm.count(in.inputs(1)) &&
+              byTensor.count(in.inputs(0)))
+            owned.push_back(byTensor[in.inputs(0)]);
+        }
+    // Without an optimizer nothing updates: pipeline 0 writes its values
+    // (TP rank 0 the unsplit ones); a tied copy may come twice, and the
+    // reader takes either.
+    if (p.optimizer().kind().empty() && me.pipeline() == 0)
+      for (auto &[id, ps] : byTensor)
+        if (ps->shard_size() > 0 || tpRank == 0)
+          owned.push_back(ps);
+  }
+  std::string text;
+  if (owned.empty())
+    return text;
+  std::string name = "rank-" + std::to_string(o.rank) + ".bin";
+  PieceWriter w(tmp + "/" + name, p.model_hash(), step, o.rank);
+  int64_t written = 0;
+  for (const plan::ParamSource *ps : owned) {
+    Tensor &t = ex.tensor(ps->tensor());
+    if (t.dtype != plan::F32)
+      throw RuntimeError("checkpoints: parameter '" + ps->name() + "' is " +
+                         t.describe() + "; only f32 parameters are stored");
+    const ParamState &st = ex.optimizerState()[ps->name()];
+    PieceHeader h;
+    h.name = ps->name();
+    h.shape = t.shape;
+    if (ps->shard_size() > 0) {
+      h.shape = unsharded(*ps, t).shape;
+      h.dim = int32_t(ps->shard(0)), h.parts = int32_t(ps->shard(1));
+      h.blocks = int32_t(ps->shard(2)), h.index = tpRank;
+    }
+    h.elements = t.numel();
+    h.moments = st.v.size() == size_t(h.elements)   ? 2
+                : st.m.size() == size_t(h.elements) ? 1
+                                                    : 0;
+    w.add(h, t.f32(), st.m.data(), st.v.data());
+    crashHook().at(step, o.rank, ++written);
+    text += "piece " + escapeName(h.name) + " " + dimsText(h.shape) + " " +
+            std::to_string(h.moments) + " " + std::to_string(h.parts) + " " +
+            std::to_string(h.index) + "\n";
+  }
+  w.commit();
+  return "file " + name + " " + std::to_string(w.bytes()) + " " +
+         std::to_string(w.entries()) + "\n" + text;
+}
+
+void Checkpointer::writeManifest(int64_t step, double lr,
+                                 const std::vector<std::string> &texts,
+                                 const std::string &tmp, double seconds) {
+  const plan::Plan &p = *o.plan;
+  Manifest m;
+  m.step = step;
+  m.modelHash = p.model_hash();
+  m.modelPath = p.model_path();
+  m.optimizer = p.optimizer();
+  m.globalBatch = globalBatch();
+  m.seq = p.seq();
+  m.precision = p.precision();
+  m.dataWindows = baseWindows + (step - baseStep) * globalBatch();
+  m.seed = o.seed;
+  m.lr = lr;
+  m.planHash = o.planHash;
+  m.planSummary = planSummary(p);
+  m.seconds = seconds;
+  // Which pieces of each parameter came (by the number of parts: every
+  // index of one cut, or the whole).
+  std::map<std::string, std::map<int64_t, std::set<int64_t>>> got;
+  std::map<std::string, Manifest::Param> params;
+  for (const std::string &t : texts) {
+    std::istringstream in(t);
+    for (std::string key; in >> key;) {
+      if (key == "file") {
+        Manifest::File f;
+        in >> f.name >> f.bytes >> f.entries;
+        m.files.push_back(f);
+        continue;
+      }
+      std::string name, shape;
+      Manifest::Param prm;
+      int64_t parts = 1, index = 0;
+      in >> name >> shape >> prm.moments >> parts >> index;
+      unescapeName(name, prm.name);
+      std::stringstream ss(shape);
+      for (std::string d; std::getline(ss, d, 'x');)
+        if (d != "scalar")
+          prm.shape.push_back(std::stoll(d));
+      got[prm.name][parts].insert(index);
+      params.emplace(prm.name, prm);
+    }
+  }
+  // Every trainable parameter of the model must be there in full: a plan
+  // whose owners miss one would otherwise leave a checkpoint that cannot
+  // be resumed.
+  for (const plan::ParamSource &ps : p.program().params()) {
+    if (!ps.trainable())
+      continue;
+    bool whole = false;
+    for (auto &[parts, idx] : got[ps.name()])
+      whole |= int64_t(idx.size()) == parts;
+    if (!whole)
+      throw RuntimeError("checkpoint of step " + std::to_string(step) +
+                         ": no rank of this plan wrote all of parameter '" +
+                         ps.name() + "' (a plan error; the checkpoint was "
+                         "not completed)");
+  }
+  for (auto &[name, prm] : params)
+    m.params.push_back(prm);
+  writeFileAtomically(tmp + "/manifest", formatManifest(m));
+  fsyncPath(tmp);
 }
 
 void Checkpointer::write(int64_t step, Executor &ex) {
-  std::string sdir = stepDir(o.dir, step);
-  ::mkdir(o.dir.c_str(), 0755);
-  ::mkdir(sdir.c_str(), 0755);
-  std::string path = rankFile(o.dir, step, o.rank), tmp = path + ".tmp";
-  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-  std::vector<const plan::ParamSource *> held;
-  for (const plan::ParamSource &p : ex.program().params())
-    if (p.trainable() && !ex.tensor(p.tensor()).storage.empty())
-      held.push_back(&p);
-  uint32_t version = 1;
-  int32_t rank = o.rank, entries = int32_t(held.size());
-  out.write(kMagic, 8);
-  out.write(reinterpret_cast<const char *>(&version), 4);
-  out.write(reinterpret_cast<const char *>(&o.planHash), 8);
-  out.write(reinterpret_cast<const char *>(&step), 8);
-  out.write(reinterpret_cast<const char *>(&rank), 4);
-  out.write(reinterpret_cast<const char *>(&entries), 4);
-  for (const plan::ParamSource *p : held) {
-    const Tensor &t = ex.tensor(p->tensor());
-    const ParamState &st = ex.optimizerState()[p->name()];
-    uint32_t len = uint32_t(p->name().size());
-    int64_t n = t.numel();
-    uint32_t moments = st.v.size() == size_t(n) ? 2
-                       : st.m.size() == size_t(n) ? 1
-                                                  : 0;
-    out.write(reinterpret_cast<const char *>(&len), 4);
-    out.write(p->name().data(), len);
-    out.write(reinterpret_cast<const char *>(&n), 8);
-    out.write(reinterpret_cast<const char *>(&moments), 4);
-    out.write(static_cast<const char *>(t.data()), n * 4);
-    if (moments >= 1)
-      out.write(reinterpret_cast<const char *>(st.m.data()), n * 4);
-    if (moments == 2)
-      out.write(reinterpret_cast<const char *>(st.v.data()), n * 4);
-  }
-  out.close();
-  if (!out)
-    throw RuntimeError(tmp + ": cannot write the checkpoint");
-  commit(tmp, path);
-  o.barrier();
+  double t0 = now();
+  std::string final = stepDirName(o.dir, step), tmp = final + ".tmp";
   if (o.rank == 0) {
-    std::string latest = o.dir + "/latest", ltmp = latest + ".tmp";
-    std::ofstream l(ltmp, std::ios::trunc);
-    l << "step " << step << "\nplan " << hex(o.planHash) << "\n";
-    l.close();
-    if (!l)
-      throw RuntimeError(ltmp + ": cannot write");
-    commit(ltmp, latest);
-    std::printf("checkpoint: step %" PRId64 " written to %s\n", step,
-                sdir.c_str());
-    std::fflush(stdout);
+    ::mkdir(o.dir.c_str(), 0755);
+    removeCheckpointDir(tmp); // a crashed write's leftovers
+    if (::mkdir(tmp.c_str(), 0755) != 0)
+      throw RuntimeError(tmp + ": cannot create the checkpoint directory: " +
+                         std::strerror(errno));
   }
+  o.barrier();
+  std::vector<std::string> texts = o.gather(ownedText(step, ex, tmp));
   lastWritten = step;
+  if (o.rank != 0)
+    return;
+  writeManifest(step, ex.learningRate(step), texts, tmp, now() - t0);
+  crashHook().at(step, 0, -1);
+  // A complete checkpoint of this step from an earlier run (resumed from
+  // an older one) is replaced; the new one is complete before it goes.
+  std::string old = final + ".old";
+  bool replaced = std::rename(final.c_str(), old.c_str()) == 0;
+  renameInto(tmp, final);
+  fsyncPath(o.dir);
+  if (replaced)
+    removeCheckpointDir(old);
+  writeFileAtomically(o.dir + "/latest",
+                      "step " + std::to_string(step) + "\nmodel " +
+                          hex16(o.plan->model_hash()) + "\n");
+  int64_t bytes = 0;
+  for (const std::string &t : texts) {
+    int64_t b = 0;
+    if (std::sscanf(t.c_str(), "file %*s %" SCNd64, &b) == 1)
+      bytes += b;
+  }
+  std::printf("checkpoint: step %" PRId64 " written to %s (%.2f MiB, %.3f s)\n",
+              step, final.c_str(), double(bytes) / (1 << 20), now() - t0);
+  std::fflush(stdout);
 }
 
 void Checkpointer::afterStep(int64_t step, Executor &ex) {
@@ -214,6 +460,18 @@ void Checkpointer::afterStep(int64_t step, Executor &ex) {
 void Checkpointer::finish(int64_t step, Executor &ex) {
   if (!o.dir.empty() && lastWritten != step)
     write(step, ex);
+}
+
+std::map<std::string, std::vector<float>>
+readCheckpointParameters(const std::string &dir, uint64_t modelHash) {
+  StoredCheckpoint c(newestComplete(dir, nullptr));
+  if (c.manifest().modelHash != modelHash)
+    throw RuntimeError(c.path() + ": a checkpoint of another model");
+  std::map<std::string, std::vector<float>> out;
+  std::vector<float> m, v;
+  for (const Manifest::Param &p : c.manifest().params)
+    c.load(p.name, p.shape, Slice{}, out[p.name], m, v);
+  return out;
 }
 
 } // namespace frenzy::rt

@@ -53,7 +53,8 @@ void TokenData::rows(int64_t step, int64_t B, int64_t T, int64_t first,
                      int64_t rows, int64_t *idx, int64_t *targets) const {
   int64_t span = size() - T; // window starts in [0, span)
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t start = (((step - 1) * B + first + r) * T) % span;
+    int64_t window = baseWindows + (step - baseStep - 1) * B + first + r;
+    int64_t start = (window * T) % span;
     for (int64_t t = 0; t < T; ++t) {
       if (idx)
         idx[r * T + t] = tokens[start + t];

@@ -4,7 +4,8 @@
 // (magic 20240520, version 1, token count), then the tokens as uint16.
 // Step s takes B windows of T+1 consecutive tokens, each starting T tokens
 // after the previous one, wrapping around the file: inputs are the first T,
-// targets the last T. Deterministic: no shuffling.
+// targets the last T. Deterministic: no shuffling. A resumed run may
+// continue from a stored window count instead (continueFrom).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_EXEC_TOKENDATA_H
@@ -33,10 +34,18 @@ public:
   /// pointers are skipped.
   void rows(int64_t step, int64_t B, int64_t T, int64_t first, int64_t rows,
             int64_t *idx, int64_t *targets) const;
+  /// A resumed run: steps after `step` continue after the first `windows`
+  /// windows (what the checkpoint's run had read, whatever its batch).
+  /// With an unchanged batch this is where the step number points anyway.
+  void continueFrom(int64_t step, int64_t windows) {
+    baseStep = step;
+    baseWindows = windows;
+  }
 
 private:
   std::string path;
   std::vector<uint16_t> tokens;
+  int64_t baseStep = 0, baseWindows = 0;
 };
 
 } // namespace frenzy::rt

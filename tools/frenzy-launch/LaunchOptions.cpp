@@ -20,8 +20,10 @@ const char *kUsage =
     "[--input=NAME=FILE]... [--seed=N] [--threads=N] [--log-every=N] "
     "[--dump=DIR] [--profile] [--checkpoint-dir=DIR] [--checkpoint-every=N] "
     "[--resume=DIR] [--export=OUT.onnx] [--emit-hostfile=FILE] "
-    "[--init=onnx|seed] [--trace=FILE.json] [--backend=cpu|cuda] "
-    "[--share-gpus]\n"
+    "[--init=onnx|seed] [--trace=FILE.json] [--status-dir=DIR] "
+    "[--stop-file=FILE] [--backend=cpu|cuda] [--share-gpus]\n"
+    "       frenzy-launch --elastic --cluster=C.yaml MODEL.onnx ... (runs "
+    "frenzy-elastic: re-plans when devices leave or join)\n"
     "A plan of several ranks starts them through mpirun, unless this process "
     "was itself started by mpirun or srun (then it runs the rank it is given).\n";
 
@@ -89,6 +91,10 @@ Options parseArgs(int argc, char **argv) {
       if (s.empty())
         throw RuntimeError("--trace needs a file name (--trace=run.json)");
       o.trace = s;
+    } else if (std::string s = value("--status-dir="); s != "\x01") {
+      o.statusDir = s;
+    } else if (std::string s = value("--stop-file="); s != "\x01") {
+      o.stopFile = s;
     } else if (std::string s = value("--emit-hostfile="); s != "\x01") {
       o.hostfile = s;
     } else if (std::string s = value("--input="); s != "\x01") {
@@ -111,6 +117,9 @@ Options parseArgs(int argc, char **argv) {
     o.initSeed = o.seed;
   if (o.checkpointEvery > 0 && o.checkpointDir.empty())
     throw RuntimeError("--checkpoint-every needs --checkpoint-dir=DIR");
+  if (!o.stopFile.empty() && o.checkpointEvery == 0)
+    throw RuntimeError("--stop-file is looked for after each checkpoint: give "
+                       "--checkpoint-every=N");
   return o;
 }
 
@@ -129,16 +138,18 @@ std::string usableTracePath(const Options &o) {
 
 plan::Plan readPlan(const std::string &path) { return loadPlanFile(path); }
 
-CheckpointOptions checkpointOptions(const Options &o, int rank,
-                                    std::function<void()> barrier) {
+CheckpointOptions checkpointOptions(const Options &o, const plan::Plan &p,
+                                    int rank) {
   CheckpointOptions c;
   c.dir = o.checkpointDir;
   c.every = o.checkpointEvery;
   c.resumeDir = o.resumeDir;
   if (!plan::hashFile(o.plan, c.planHash))
     throw RuntimeError(o.plan + ": cannot read the plan");
+  c.plan = &p;
   c.rank = rank;
-  c.barrier = std::move(barrier);
+  c.seed = o.seed;
+  c.print = rank == 0;
   return c;
 }
 

@@ -23,6 +23,9 @@ struct Options {
   // when checkpointDir is set; resume from the latest one in resumeDir.
   std::string checkpointDir, resumeDir, exportOnnx, hostfile;
   std::string trace; // --trace=FILE: the measured timeline (Chrome JSON)
+  // frenzy-elastic's hooks (ElasticHooks.h): per-rank status files, and a
+  // file whose presence stops the job after its next checkpoint.
+  std::string statusDir, stopFile;
   int64_t checkpointEvery = 0;
   std::optional<uint64_t> initSeed; // --init=seed: matrices from --seed
   // --backend=cpu|cuda ("": by the plan's GPU type and this machine) and
@@ -33,9 +36,10 @@ struct Options {
 };
 
 Options parseArgs(int argc, char **argv);
-/// The checkpoint settings of the command line for one rank.
-CheckpointOptions checkpointOptions(const Options &o, int rank,
-                                    std::function<void()> barrier);
+/// The checkpoint settings of the command line for one rank of plan `p`
+/// (which must outlive them).
+CheckpointOptions checkpointOptions(const Options &o, const plan::Plan &p,
+                                    int rank);
 plan::Plan readPlan(const std::string &path);
 
 /// The trace file, or "" when none was asked for or it cannot be written

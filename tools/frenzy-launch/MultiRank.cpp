@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Checkpoint.h"
+#include "ElasticHooks.h"
 #include "LaunchOptions.h"
 #include "plan/PlanPrograms.h"
 #include "RankRunner.h"
@@ -108,48 +109,6 @@ void printPlan(const plan::Plan &p) {
   std::fflush(stdout);
 }
 
-/// Every trainable parameter's full value from the rank files of a
-/// checkpoint: replicas give the same value; TP shards are put together.
-ParamValues gatherParameters(const plan::Plan &p, const std::string &dir,
-                             int64_t step, uint64_t hash) {
-  // Each rank's parameters as its stage's program declares them.
-  std::vector<const plan::Program *> progOfRank(p.ranks_size(), &p.program());
-  for (const plan::StageProgram &sp : p.stages())
-    for (int32_t r : sp.ranks())
-      if (r >= 0 && r < p.ranks_size())
-        if (const plan::Program *prog = plan::programAt(p, sp.program()))
-          progOfRank[r] = prog;
-  ParamValues all;
-  std::map<std::string, Tensor> fulls; // TP parameters being put together
-  for (int r = 0; r < p.ranks_size(); ++r) {
-    std::map<std::string, const plan::ParamSource *> sources;
-    for (const plan::ParamSource &ps : progOfRank[r]->params())
-      sources[ps.name()] = &ps;
-    for (auto &[name, sp] : readRankCheckpoint(dir, step, r, hash)) {
-      const plan::ParamSource *ps = sources.at(name);
-      if (ps->shard_size() == 0) {
-        all.emplace(name, std::move(sp.value));
-        continue;
-      }
-      Tensor local;
-      local.dtype = plan::F32;
-      const plan::Tensor &pt = progOfRank[r]->tensors(ps->tensor());
-      local.shape.assign(pt.shape().begin(), pt.shape().end());
-      local.allocate();
-      std::copy(sp.value.begin(), sp.value.end(), local.f32());
-      auto [it, fresh] = fulls.try_emplace(name);
-      if (fresh) {
-        it->second = unsharded(*ps, local);
-        it->second.allocate();
-      }
-      copyShard(*ps, it->second, local, p.ranks(r).tp_rank(), /*intoFull=*/true);
-    }
-  }
-  for (auto &[name, full] : fulls)
-    all[name].assign(full.f32(), full.f32() + full.numel());
-  return all;
-}
-
 int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   // Every rank must pick the same backend (the CUDA ranks' communicators
   // are made collectively); the CUDA backend runs one-rank plans so far.
@@ -170,9 +129,12 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   data->requireBatch(p.global_batch(), p.seq());
   runner.setData(data.get());
 
-  Checkpointer ckpt(checkpointOptions(o, comm.rank(),
-                                      [&comm] { comm.barrier(); }));
+  CheckpointOptions co = checkpointOptions(o, p, comm.rank());
+  co.barrier = [&comm] { comm.barrier(); };
+  co.gather = [&comm](const std::string &s) { return gatherTrace(comm, s); };
+  Checkpointer ckpt(co);
   int64_t first = ckpt.resume(runner.executor());
+  ckpt.continueData(*data);
   bool root = comm.rank() == 0;
   if (root) {
     printPlan(p);
@@ -194,6 +156,8 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   }
   int64_t tokens = p.global_batch() * p.seq();
   double total = 0;
+  RankStatus status(o.statusDir, comm.rank());
+  status.update(first - 1, "starting");
   for (int64_t step = first; step <= o.steps; ++step) {
     auto t0 = std::chrono::steady_clock::now();
     double traceStart = trace ? trace->now() : 0;
@@ -207,7 +171,12 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
             .count();
     total += sec;
-    std::vector<int64_t> peaks = comm.gather(runner.executor().peakBytes());
+    // The ranks' memory comes with the update's all-reduce: a gather of its
+    // own would be one more collective per step, a wait of every rank at
+    // the step boundary (with more ranks than cores: 17 -> 12.5 ms a step).
+    std::vector<int64_t> peaks = r.peakBytes;
+    if (peaks.empty()) // a plan without an update step (every rank alike)
+      peaks = comm.gather(runner.executor().peakBytes());
     if (root && (step % o.logEvery == 0 || step == o.steps)) {
       std::printf("step %5" PRId64 "/%" PRId64 " | loss %.6f | lr %.3e",
                   step, o.steps, r.loss,
@@ -228,6 +197,18 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
       std::fflush(stdout);
     }
     ckpt.afterStep(step, runner.executor());
+    status.update(step, "running");
+    if (step < o.steps && !o.stopFile.empty() && step % o.checkpointEvery == 0) {
+      // Rank 0 decides for all: every rank stops after the same step.
+      int64_t stop = root && stopFileExists(o.stopFile);
+      comm.allReduceMax(&stop, 1);
+      if (stop) {
+        status.update(step, "stopped");
+        if (root)
+          printStopped(step, o.stopFile);
+        return 0;
+      }
+    }
   }
   if (trace) {
     std::vector<std::string> all =
@@ -243,12 +224,11 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
                 o.steps - first + 1,
                 double(tokens * (o.steps - first + 1)) / std::max(total, 1e-9));
   ckpt.finish(o.steps, runner.executor());
+  status.update(o.steps, "done");
   if (!o.exportOnnx.empty() && root) {
-    // Every rank's parameters from the final checkpoint; a parameter held by
-    // several ranks (replicas, tied copies) has one value after the step.
-    uint64_t hash = 0;
-    int64_t step = latestCheckpoint(o.checkpointDir, &hash);
-    exportWeights(p, gatherParameters(p, o.checkpointDir, step, hash),
+    // Every parameter, put together from the final checkpoint's pieces
+    // (each written once, whole or as TP shards).
+    exportWeights(p, readCheckpointParameters(o.checkpointDir, p.model_hash()),
                   o.exportOnnx);
     std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());
   }
@@ -283,7 +263,10 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
     if (!o.exportOnnx.empty() && o.checkpointDir.empty())
       throw RuntimeError("--export with a multi-rank plan gathers the weights "
                          "from the final checkpoint: give --checkpoint-dir=DIR");
-    Checkpointer check(checkpointOptions(o, 0, [] {}));
+    // Checkpoint directories checked once (warnings come from rank 0).
+    CheckpointOptions co = checkpointOptions(o, p, 0);
+    co.print = false;
+    Checkpointer check(co);
     // --backend=cuda that this machine cannot honour: say so once, here.
     if (o.backend == "cuda")
       selectBackend(o, p, 0);

@@ -6,6 +6,7 @@
 // MLIR: the plan is all it needs.
 //
 //===----------------------------------------------------------------------===//
+#include "ElasticHooks.h"
 #include "Executor.h"
 #include "LaunchOptions.h"
 #include "TokenInputs.h"
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <fstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 extern "C" void openblas_set_num_threads(int);
 
@@ -95,8 +97,10 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
               p.optimizer().kind().empty() ? "none"
                                            : p.optimizer().kind().c_str(),
               o.steps);
-  Checkpointer ckpt(checkpointOptions(o, 0, [] {}));
+  Checkpointer ckpt(checkpointOptions(o, p, 0));
   int64_t first = ckpt.resume(ex);
+  if (data)
+    ckpt.continueData(*data);
   if (first > 1)
     std::printf("resumed from %s at step %" PRId64 "\n", o.resumeDir.c_str(),
                 first - 1);
@@ -109,6 +113,8 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
     phases = plan::oneRankPhases(ex.program());
   }
   double totalSeconds = 0;
+  RankStatus status(o.statusDir, 0);
+  status.update(first - 1, "starting");
   for (int64_t step = first; step <= o.steps; ++step) {
     if (data)
       tokens.fill(*data, step, tokens.rows(), 0);
@@ -146,8 +152,16 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
       std::fflush(stdout);
     }
     ckpt.afterStep(step, ex);
+    status.update(step, "running");
+    if (step < o.steps && o.checkpointEvery > 0 &&
+        step % o.checkpointEvery == 0 && stopFileExists(o.stopFile)) {
+      status.update(step, "stopped");
+      printStopped(step, o.stopFile);
+      return 0;
+    }
   }
   ckpt.finish(o.steps, ex);
+  status.update(o.steps, "done");
   if (trace) {
     writeTraceFile(tracePath, 1, int(o.steps - first + 1),
                    {trace->serialize("rank 0 (one rank)")});
@@ -172,8 +186,29 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
   return 0;
 }
 
+/// `frenzy-launch --elastic ...` is frenzy-elastic (installed beside this
+/// program): the supervisor that re-plans when devices come and go.
+static void execElastic(int argc, char **argv) {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::string exe = n > 0 ? std::string(self, size_t(n)) : std::string();
+  exe = exe.substr(0, exe.rfind('/') + 1) + "frenzy-elastic";
+  std::vector<char *> args = {exe.data()};
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--elastic") != 0)
+      args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execv(exe.c_str(), args.data());
+  throw RuntimeError("--elastic: cannot run " + exe + ": " +
+                     std::strerror(errno) + " (build the frenzy-elastic "
+                     "target)");
+}
+
 int main(int argc, char **argv) {
   try {
+    for (int i = 1; i < argc; ++i)
+      if (std::strcmp(argv[i], "--elastic") == 0)
+        execElastic(argc, argv);
     Options o = parseArgs(argc, argv);
     plan::Plan p = readPlan(o.plan);
     // A partitioned plan (stages, micro-batches: frenzy-opt --global-batch,

@@ -133,14 +133,7 @@ const MemoryModel::LayerTable &MemoryModel::table(int r, int64_t tp,
     t.saved[l + 1] = t.saved[l] + b->saved[r].at(tp, sp);
     level0[l] = b->transient[r].at(tp, sp);
   }
-  t.transientMax.push_back(level0);
-  for (int64_t len = 2; len <= L; len *= 2) {
-    const std::vector<int64_t> &prev = t.transientMax.back();
-    std::vector<int64_t> next(L - len + 1);
-    for (int64_t i = 0; i + len <= L; ++i)
-      next[i] = std::max(prev[i], prev[i + len / 2]);
-    t.transientMax.push_back(next);
-  }
+  t.transientMax = RangeMax(std::move(level0));
   return t;
 }
 
@@ -170,11 +163,7 @@ StageMemory MemoryModel::query(const StageQuery &q,
     wholeParams += t.wholeParams[last + 1] - t.wholeParams[first];
     buffers += t.buffers[last + 1] - t.buffers[first];
     saved += t.saved[last + 1] - t.saved[first];
-    int64_t len = last - first + 1, k = 0;
-    while ((int64_t(2) << k) <= len)
-      ++k;
-    transient = std::max({transient, t.transientMax[k][first],
-                          t.transientMax[k][last + 1 - (int64_t(1) << k)]});
+    transient = std::max(transient, t.transientMax.max(first, last));
   }
   if (q.head)
     add(BlockAttr::kHead);

@@ -100,14 +100,7 @@ const PlanCost::LayerTable &PlanCost::table(int64_t tp) const {
     t.saved[l + 1] = t.saved[l] + b.saved.at(tp, sp);
     level0[l] = b.transient.at(tp, sp);
   }
-  t.transientMax.push_back(level0);
-  for (int64_t len = 2; len <= L; len *= 2) {
-    const std::vector<int64_t> &prev = t.transientMax.back();
-    std::vector<int64_t> next(L - len + 1);
-    for (int64_t i = 0; i + len <= L; ++i)
-      next[i] = std::max(prev[i], prev[i + len / 2]);
-    t.transientMax.push_back(next);
-  }
+  t.transientMax = RangeMax(std::move(level0));
   return t;
 }
 
@@ -202,11 +195,7 @@ int64_t PlanCost::stagePeak(int device, int64_t tp, int64_t first,
     whole += wholeParams[last + 1] - wholeParams[first];
     buf += buffers[last + 1] - buffers[first];
     saved += t.saved[last + 1] - t.saved[first];
-    int64_t len = last - first + 1, k = 0;
-    while ((int64_t(2) << k) <= len)
-      ++k;
-    transient = std::max({transient, t.transientMax[k][first],
-                          t.transientMax[k][last + 1 - (int64_t(1) << k)]});
+    transient = std::max(transient, t.transientMax.max(first, last));
   }
   if (head)
     add(m.blocks[m.headBlock()]);

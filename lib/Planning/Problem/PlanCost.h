@@ -14,6 +14,7 @@
 
 #include "frenzy/Cluster/Topology.h"
 #include "frenzy/Planning/PlanProblem.h"
+#include "frenzy/Support/RangeMax.h"
 
 #include <map>
 #include <set>
@@ -84,7 +85,7 @@ private:
   /// a sparse table of the transient maxima.
   struct LayerTable {
     std::vector<int64_t> saved;
-    std::vector<std::vector<int64_t>> transientMax;
+    RangeMax transientMax;
   };
   const LayerTable &table(int64_t tp) const;
 

@@ -12,6 +12,7 @@
 #define FRENZY_ANALYSIS_MEMORY_MEMORYMODEL_H
 
 #include "frenzy/Analysis/Memory/MemoryAnalysis.h"
+#include "frenzy/Support/RangeMax.h"
 
 #include <tuple>
 
@@ -79,7 +80,7 @@ private:
   /// (recompute, TP, SP) combination, so a query is O(1) in the range.
   struct LayerTable {
     std::vector<int64_t> splitParams, wholeParams, buffers, saved;
-    std::vector<std::vector<int64_t>> transientMax; // [log2 len][start]
+    RangeMax transientMax; // per-layer transient peaks
   };
   const LayerTable &table(int r, int64_t tp, bool sp) const;
 

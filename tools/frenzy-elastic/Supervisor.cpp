@@ -1,0 +1,534 @@
+//===- Supervisor.cpp - keep a training job running as devices come and go ===//
+#include "Supervisor.h"
+
+#include "PlanInfo.h"
+#include "Processes.h"
+
+#include <chrono>
+#include <cstdarg>
+#include <functional>
+#include <cinttypes>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
+#include <sstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace frenzy::elastic {
+
+namespace {
+
+volatile std::sig_atomic_t reread = 0, interrupted = 0;
+void onHangup(int) { reread = 1; }
+void onInterrupt(int sig) { interrupted = sig; }
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void say(const char *fmt, ...) {
+  std::fputs("frenzy-elastic: ", stdout);
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(stdout, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', stdout);
+  std::fflush(stdout);
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return in ? ss.str() : std::string();
+}
+
+/// The step of the last complete checkpoint in `dir` (0: none): the
+/// largest N whose DIR/step-N/manifest ends with `end` (the layout-free
+/// checkpoints, docs/elastic.md "Checkpoints"), else the `step N` line of
+/// DIR/latest (the marker a checkpoint of one plan writes last).
+int64_t latestStep(const std::string &dir) {
+  int64_t best = 0;
+  if (DIR *d = ::opendir(dir.c_str())) {
+    while (dirent *e = ::readdir(d)) {
+      long long n = 0;
+      char tail = 0;
+      if (std::sscanf(e->d_name, "step-%lld%c", &n, &tail) != 1 || n <= best)
+        continue;
+      std::string text = readText(dir + "/" + e->d_name + "/manifest");
+      while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+        text.pop_back();
+      if (text.size() >= 4 && text.compare(text.size() - 4, 4, "\nend") == 0)
+        best = n;
+    }
+    ::closedir(d);
+  }
+  if (best > 0)
+    return best;
+  std::ifstream in(dir + "/latest");
+  std::string word;
+  int64_t step = 0;
+  if (in >> word >> step && word == "step")
+    return step;
+  return 0;
+}
+
+std::string checkpointText(const ElasticOptions &o) {
+  int64_t s = latestStep(o.checkpointDir);
+  return s ? "the last checkpoint (step " + std::to_string(s) + " in " +
+                 o.checkpointDir + ") is kept"
+           : "no checkpoint was written yet";
+}
+
+/// One rank's status file (ElasticHooks.h in frenzy-launch).
+struct RankState {
+  pid_t pid = 0;
+  std::string host, state;
+  int64_t step = -1;
+};
+
+std::optional<RankState> readRankState(const std::string &path) {
+  std::ifstream in(path);
+  std::string w[5];
+  RankState s;
+  int rank;
+  if (in >> w[0] >> rank >> w[1] >> s.pid >> w[2] >> s.host >> w[3] >>
+          s.step >> w[4] >> s.state)
+    return s;
+  return std::nullopt;
+}
+
+std::string hostName() {
+  char host[256] = "?";
+  ::gethostname(host, sizeof host - 1);
+  return host;
+}
+
+/// A cluster file's identity: a change of any of these is a change.
+std::string fileStamp(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return "missing";
+  return std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + ":" +
+         std::to_string(st.st_size) + ":" + std::to_string(st.st_ino);
+}
+
+/// How one run of the ranks ended.
+struct Outcome {
+  enum Kind { Done, Lost, Shrunk, Joined, Failed } kind = Failed;
+  std::string what;       // for the log (or the error line)
+  double detected = 0;    // when the change was seen
+  double stopped = 0;     // when the ranks were all gone
+  int64_t lastStep = 0;   // the furthest step the job reached
+  int lostRank = -1;      // Lost
+  Membership next;        // Shrunk, Joined
+  bool byFile = false;    // Joined/Shrunk by reading the file again (SIGHUP)
+};
+
+class Supervisor {
+public:
+  explicit Supervisor(const ElasticOptions &o) : o(o) {}
+  int run();
+
+private:
+  PlanInfo plan(const Membership &m, int generation, const char *verb);
+  Outcome watch(int generation, const PlanInfo &info, bool resuming);
+  /// Reads the cluster file again when it changed (or on SIGHUP): the new
+  /// membership, or nothing when it is unchanged or unreadable.
+  std::optional<Membership> poll(bool force);
+
+  const ElasticOptions &o;
+  /// Called with the first step a (re)started job reports.
+  std::function<void(int64_t)> firstStepHook;
+  Membership fileMembership, active;
+  std::map<std::string, int> lost; // devices lost per node since the file
+  std::string stamp;
+  std::string badStamp; // a stamp whose file could not be read (warned)
+};
+
+std::optional<Membership> Supervisor::poll(bool force) {
+  std::string s = fileStamp(o.cluster);
+  if (!force && s == stamp)
+    return std::nullopt;
+  try {
+    ClusterFile f = ClusterFile::read(o.cluster);
+    stamp = s;
+    fileMembership = f.membership();
+    // The file is the user's word on what is present: what it lists counts
+    // as there, devices lost before included.
+    lost.clear();
+    return fileMembership;
+  } catch (const ElasticError &e) {
+    if (s != badStamp)
+      std::fprintf(stderr, "frenzy-elastic: warning: %s; keeping %s\n",
+                   e.what(), describe(active).c_str());
+    badStamp = s;
+    return std::nullopt;
+  }
+}
+
+PlanInfo Supervisor::plan(const Membership &m, int generation,
+                          const char *verb) {
+  std::string g = std::to_string(generation);
+  std::string clusterPath = o.runDir + "/cluster-" + g + ".yaml";
+  std::string planPath = o.runDir + "/plan-" + g + ".bin";
+  {
+    std::ofstream out(clusterPath);
+    out << "# Written by frenzy-elastic from " << o.cluster
+        << ": the devices present now, " << describe(m) << ".\n"
+        << ClusterFile::read(o.cluster).derive(m);
+    if (!out)
+      throw ElasticError(clusterPath + ": cannot write the derived cluster "
+                                       "file");
+  }
+  std::vector<std::string> argv = {o.frenzyOpt, o.model,
+                                   "--cluster=" + clusterPath};
+  argv.insert(argv.end(), o.planOptions.begin(), o.planOptions.end());
+  argv.insert(argv.end(), {"-o", planPath});
+  std::remove(planPath.c_str());
+  RunResult r = runWithTimeout(argv, o.planTimeout);
+  if (r.timedOut || r.status != 0) {
+    std::string why;
+    if (r.timedOut) {
+      why = "frenzy-opt did not finish within " +
+            std::to_string(int(o.planTimeout)) + " s (--plan-timeout)";
+    } else {
+      std::stringstream err(r.err);
+      for (std::string l; std::getline(err, l);)
+        if (!l.empty() && (why.empty() || l.find("error") != std::string::npos)) {
+          why = l;
+          if (l.find("error") != std::string::npos)
+            break;
+        }
+      if (why.empty())
+        why = "frenzy-opt exited with status " + std::to_string(r.status);
+    }
+    throw ElasticError(std::string(verb) + " for " + describe(m) + " (" +
+                       clusterPath + ") failed: " + why + "; " +
+                       checkpointText(o));
+  }
+  PlanInfo info = PlanInfo::read(planPath);
+  say("planned in %.2f s for %s: %s", r.seconds, describe(m).c_str(),
+      info.layout.c_str());
+  return info;
+}
+
+Outcome Supervisor::watch(int generation, const PlanInfo &info,
+                          bool resuming) {
+  std::string g = std::to_string(generation);
+  std::string statusDir = o.runDir + "/ranks-" + g;
+  std::string stopFile = o.runDir + "/stop";
+  std::remove(stopFile.c_str());
+  std::vector<std::string> argv = {o.frenzyLaunch, info.path,
+                                   "--data=" + o.data,
+                                   "--steps=" + std::to_string(o.steps),
+                                   "--checkpoint-dir=" + o.checkpointDir,
+                                   "--checkpoint-every=" +
+                                       std::to_string(o.checkpointEvery),
+                                   "--status-dir=" + statusDir,
+                                   "--stop-file=" + stopFile};
+  if (resuming)
+    argv.push_back("--resume=" + o.checkpointDir);
+  argv.insert(argv.end(), o.launchOptions.begin(), o.launchOptions.end());
+  Child job(argv);
+
+  static const std::regex stepLine("^step\\s+([0-9]+)/");
+  static const std::regex stoppedLine("^stopped after the checkpoint of step "
+                                      "([0-9]+)");
+  static const std::regex rankDied(
+      "process rank ([0-9]+) with PID [0-9]+ on node \\S+ exited on signal "
+      "([0-9]+)");
+  const std::string me = hostName();
+  Outcome out;
+  double lastProgress = now(), lastStatusPoll = 0, lastFilePoll = now();
+  int64_t stoppedAt = 0;
+  int deadRank = -1, signalled = 0;
+  double deadAt = 0;
+  std::string errorLine;
+  double errorAt = 0;
+  std::optional<Membership> joining;
+  double joinAt = 0;
+  bool joinByFile = false;
+  std::map<int, int64_t> rankSteps;
+  int status = 0;
+  auto finish = [&](Outcome::Kind k) {
+    out.kind = k;
+    out.stopped = now();
+    return out;
+  };
+  // Forwards the job's lines and notes what they say.
+  auto pump = [&](int ms) {
+    for (auto &[isErr, line] : job.readLines(ms)) {
+      std::fprintf(isErr ? stderr : stdout, "%s\n", line.c_str());
+      std::smatch m;
+      if (!isErr && std::regex_search(line, m, stepLine)) {
+        out.lastStep = std::max<int64_t>(out.lastStep, std::stoll(m[1]));
+        lastProgress = now();
+        if (firstStepHook) {
+          firstStepHook(std::stoll(m[1]));
+          firstStepHook = nullptr;
+        }
+      } else if (!isErr && std::regex_search(line, m, stoppedLine)) {
+        stoppedAt = std::stoll(m[1]);
+      } else if (isErr && std::regex_search(line, m, rankDied)) {
+        if (deadRank < 0) {
+          deadRank = std::stoi(m[1]);
+          deadAt = now();
+        }
+        signalled = std::stoi(m[2]);
+      } else if (isErr && errorLine.empty() &&
+                 line.rfind("frenzy-launch", 0) == 0 &&
+                 line.find("error:") != std::string::npos) {
+        errorLine = line;
+        errorAt = now();
+      }
+    }
+    std::fflush(stdout);
+    std::fflush(stderr);
+  };
+  while (true) {
+    bool over = job.exited(&status);
+    pump(over ? 0 : 50);
+    if (over)
+      break;
+    double t = now();
+    // A rank whose process is gone while the job still runs is lost (a
+    // pid on this machine is checked; mpirun reports the others).
+    if (t - lastStatusPoll > 0.05) {
+      lastStatusPoll = t;
+      for (size_t r = 0; r < info.rankNode.size(); ++r) {
+        auto s = readRankState(statusDir + "/rank-" + std::to_string(r));
+        if (!s)
+          continue;
+        if (s->step > rankSteps[int(r)]) {
+          rankSteps[int(r)] = s->step;
+          out.lastStep = std::max(out.lastStep, s->step);
+          lastProgress = t;
+        }
+        if (deadRank < 0 && s->host == me &&
+            (s->state == "running" || s->state == "starting") &&
+            !processAlive(s->pid)) {
+          deadRank = int(r);
+          deadAt = t;
+        }
+      }
+    }
+    if (deadRank >= 0 && !(errorAt > 0 && errorAt < deadAt)) {
+      // Lost: mpirun ends the others by itself; what is left is ended.
+      out.detected = deadAt;
+      out.lostRank = deadRank;
+      // mpirun would end the others too, after a second or so: ending
+      // them now is what makes the restart quick.
+      job.stop(o.stopGrace);
+      pump(0);
+      const std::string &node = info.rankNode[size_t(deadRank)];
+      out.what = "rank " + std::to_string(deadRank) + " (" + node +
+                 ", device " +
+                 std::to_string(info.rankDevice[size_t(deadRank)]) +
+                 ") died" +
+                 (signalled ? " (signal " + std::to_string(signalled) + ")"
+                            : "") +
+                 " after step " + std::to_string(std::max<int64_t>(
+                                   out.lastStep, rankSteps[deadRank]));
+      return finish(Outcome::Lost);
+    }
+    if (interrupted) {
+      job.stop(o.stopGrace);
+      out.what = std::string("interrupted (signal ") +
+                 std::to_string(int(interrupted)) + "); " + checkpointText(o);
+      return finish(Outcome::Failed);
+    }
+    if (t - lastFilePoll > 0.25 || reread) {
+      lastFilePoll = t;
+      bool force = reread;
+      reread = 0;
+      if (std::optional<Membership> m = poll(force)) {
+        bool grew, shrank;
+        std::string d = difference(active, *m, &grew, &shrank);
+        std::string src = force ? "SIGHUP: " + o.cluster + " read again"
+                                : o.cluster + " changed";
+        if (shrank) {
+          out.detected = t;
+          out.next = *m;
+          out.byFile = force;
+          out.what = src + " (" + d + ")";
+          job.stop(o.stopGrace);
+          return finish(Outcome::Shrunk);
+        }
+        if (grew) {
+          joining = *m;
+          joinAt = t;
+          joinByFile = force;
+          std::ofstream(stopFile) << "join\n";
+          say("join: %s (%s): %s; stopping after the next checkpoint",
+              src.c_str(), d.c_str(), describe(*m).c_str());
+        } else if (joining) {
+          // Back to the running devices before the boundary: carry on.
+          joining.reset();
+          std::remove(stopFile.c_str());
+          say("%s: back to %s; carrying on", src.c_str(),
+              describe(*m).c_str());
+        }
+      }
+    }
+    if (t - lastProgress > o.stallTimeout) {
+      job.stop(o.stopGrace);
+      out.what = "no step for " + std::to_string(int(o.stallTimeout)) +
+                 " s (--stall-timeout); stopped the ranks; " +
+                 checkpointText(o);
+      return finish(Outcome::Failed);
+    }
+  }
+  // The job ended by itself.
+  job.stop(0);
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    if (stoppedAt > 0 && joining) {
+      out.detected = joinAt;
+      out.next = *joining;
+      out.byFile = joinByFile;
+      out.what = "stopped after the checkpoint of step " +
+                 std::to_string(stoppedAt);
+      return finish(Outcome::Joined);
+    }
+    return finish(Outcome::Done);
+  }
+  if (deadRank >= 0 && !(errorAt > 0 && errorAt < deadAt)) {
+    out.detected = deadAt;
+    out.lostRank = deadRank;
+    out.what = "rank " + std::to_string(deadRank) + " (" +
+               info.rankNode[size_t(deadRank)] + ") died" +
+               (signalled ? " (signal " + std::to_string(signalled) + ")" : "") +
+               " after step " + std::to_string(out.lastStep);
+    return finish(Outcome::Lost);
+  }
+  if (info.rankNode.size() == 1 && WIFSIGNALED(status) && errorLine.empty()) {
+    // One rank, no mpirun: the child is the rank.
+    out.detected = now();
+    out.lostRank = 0;
+    out.what = "rank 0 (" + info.rankNode[0] + ") died (signal " +
+               std::to_string(WTERMSIG(status)) + ") after step " +
+               std::to_string(out.lastStep);
+    return finish(Outcome::Lost);
+  }
+  out.what = errorLine.empty()
+                 ? "the ranks ended with " +
+                       std::string(WIFEXITED(status)
+                                       ? "status " +
+                                             std::to_string(WEXITSTATUS(status))
+                                       : "signal " +
+                                             std::to_string(WTERMSIG(status))) +
+                       " and no rank was lost (see their output above)"
+                 : "a rank failed (not a lost device, so not re-planned): " +
+                       errorLine;
+  out.what += "; " + checkpointText(o);
+  return finish(Outcome::Failed);
+}
+
+int Supervisor::run() {
+  std::signal(SIGHUP, onHangup);
+  std::signal(SIGINT, onInterrupt);
+  std::signal(SIGTERM, onInterrupt);
+  ::mkdir(o.runDir.c_str(), 0755);
+  struct stat st;
+  if (::stat(o.runDir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw ElasticError(o.runDir + ": cannot create the run directory "
+                                  "(--run-dir)");
+  stamp = fileStamp(o.cluster);
+  fileMembership = ClusterFile::read(o.cluster).membership();
+  active = fileMembership;
+  if (deviceCount(active) == 0)
+    throw ElasticError(o.cluster + ": lists no devices; add a node");
+  int generation = 0;
+  PlanInfo current = plan(active, generation, "planning");
+  int64_t resumeFrom = latestStep(o.checkpointDir);
+  say("start: %s; %s; predicted %s%s", describe(active).c_str(),
+      current.layout.c_str(),
+      tokensText(current.predictedTokensPerSecond()).c_str(),
+      resumeFrom ? ("; resuming from the checkpoint of step " +
+                    std::to_string(resumeFrom) + " in " + o.checkpointDir)
+                       .c_str()
+                 : "");
+  int leaves = 0, joins = 0;
+  while (true) {
+    Outcome out = watch(generation, current, resumeFrom > 0);
+    if (out.kind == Outcome::Done) {
+      say("done: %" PRId64 " steps; %d leave%s, %d join%s", o.steps, leaves,
+          leaves == 1 ? "" : "s", joins, joins == 1 ? "" : "s");
+      return 0;
+    }
+    if (out.kind == Outcome::Failed)
+      throw ElasticError(out.what);
+    Membership next;
+    std::string what;
+    if (out.kind == Outcome::Lost) {
+      ++lost[current.rankNode[size_t(out.lostRank)]];
+      next = without(fileMembership, lost);
+      what = "leave: " + out.what;
+      ++leaves;
+    } else {
+      next = out.next;
+      what = std::string(out.kind == Outcome::Joined ? "join: " : "leave: ") +
+             out.what;
+      ++(out.kind == Outcome::Joined ? joins : leaves);
+    }
+    if (leaves + joins > o.maxRestarts)
+      throw ElasticError("more than " + std::to_string(o.maxRestarts) +
+                         " re-plans (--max-restarts); stopping; " +
+                         checkpointText(o));
+    if (deviceCount(next) == 0)
+      throw ElasticError(o.cluster + ": no devices left (" + what +
+                         "); add a node to the cluster file and run "
+                         "frenzy-elastic again to resume; " +
+                         checkpointText(o));
+    int64_t ck = latestStep(o.checkpointDir);
+    say("%s; devices now %s; %" PRId64 " step%s lost (step %" PRId64
+        " reached; %s)",
+        what.c_str(), describe(next).c_str(),
+        std::max<int64_t>(0, out.lastStep - ck),
+        out.lastStep - ck == 1 ? "" : "s", out.lastStep,
+        ck ? ("last checkpoint: step " + std::to_string(ck)).c_str()
+           : "no checkpoint yet: the job starts again from step 1");
+    double before = current.predictedTokensPerSecond();
+    PlanInfo replanned = plan(next, ++generation, "re-planning");
+    double planned = now();
+    say("re-planned: predicted %s -> %s", tokensText(before).c_str(),
+        tokensText(replanned.predictedTokensPerSecond()).c_str());
+    current = replanned;
+    active = next;
+    resumeFrom = ck;
+    firstStepHook = [out, planned](int64_t step) {
+      double t = now();
+      say("resumed: step %" PRId64 " ran %.2f s after the detection (%s "
+          "%.2f s, re-planning %.2f s, restart and first step %.2f s)",
+          step, t - out.detected,
+          out.kind == Outcome::Joined ? "to the checkpoint and stop"
+                                      : "stopping",
+          out.stopped - out.detected, planned - out.stopped, t - planned);
+    };
+  }
+}
+
+} // namespace
+
+int supervise(const ElasticOptions &o) {
+  try {
+    return Supervisor(o).run();
+  } catch (const ElasticError &e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "frenzy-elastic: error: %s\n", e.what());
+    return 1;
+  }
+}
+
+} // namespace frenzy::elastic

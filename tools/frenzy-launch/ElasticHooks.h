@@ -1,0 +1,44 @@
+//===- ElasticHooks.h - what a supervisor sees of the ranks -----*- C++ -*-===//
+//
+// Two small hooks for frenzy-elastic (docs/elastic.md), both off unless
+// asked for:
+//  --status-dir=DIR  every rank keeps DIR/rank-R (pid, host, step, state)
+//                    up to date, replaced atomically after each step, so a
+//                    supervisor can tell which rank's process died first
+//                    and how far the job got;
+//  --stop-file=FILE  after each checkpoint the ranks look for FILE (rank 0
+//                    looks, every rank learns the answer) and stop cleanly
+//                    when it exists: the supervisor's way to end a job at a
+//                    checkpoint boundary (a node joins) without losing a
+//                    step.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_TOOLS_LAUNCH_ELASTICHOOKS_H
+#define FRENZY_TOOLS_LAUNCH_ELASTICHOOKS_H
+
+#include <cstdint>
+#include <string>
+
+namespace frenzy::rt {
+
+class RankStatus {
+public:
+  /// `dir` empty: every update is a no-op.
+  RankStatus(std::string dir, int rank);
+  /// state: starting | running | stopped | done.
+  void update(int64_t step, const char *state);
+
+private:
+  std::string dir;
+  int rank;
+};
+
+/// Whether `path` names an existing file ("" : never).
+bool stopFileExists(const std::string &path);
+
+/// The line rank 0 prints when the job stops at a stop file.
+void printStopped(int64_t step, const std::string &path);
+
+} // namespace frenzy::rt
+
+#endif
