@@ -29,7 +29,12 @@ int frenzy::rt::runCudaSingleRank(const Options &o, const plan::Plan &p) {
     throw RuntimeError("--checkpoint-dir, --resume, --trace, --profile and "
                        "--dump are not supported by the CUDA backend yet "
                        "(docs/cuda.md); pass --backend=cpu");
-  Executor host(p);
+  // The CPU executor is only the host side here (weights, tokens, outputs):
+  // it refuses to compute anything but fp32, so it sees the plan as fp32;
+  // the GPU runs the plan's own precision.
+  plan::Plan hostPlan = p;
+  hostPlan.set_precision("fp32");
+  Executor host(hostPlan);
   host.loadWeights(o.initSeed);
   DeviceContext ctx(p, 0, o.shareGpus);
   if (!ctx.notes().empty())

@@ -3,6 +3,7 @@
 
 #include "CudaCheck.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -14,9 +15,18 @@ using namespace frenzy::rt::cuda;
 
 namespace {
 
-/// cudaMalloc as the allocator's segment source.
+/// cudaMalloc as the allocator's segment source. FRENZY_CUDA_MEMORY_LIMIT
+/// (bytes) caps what it takes: ranks sharing a GPU (--share-gpus) each get
+/// their part, and the out-of-memory path can be exercised on purpose.
 struct CudaSegments : SegmentSource {
+  int64_t limit = 0, used = 0;
+  CudaSegments() {
+    if (const char *v = std::getenv("FRENZY_CUDA_MEMORY_LIMIT"))
+      limit = std::atoll(v);
+  }
   uint64_t reserve(int64_t bytes) override {
+    if (limit > 0 && used + bytes > limit)
+      return 0;
     void *p = nullptr;
     cudaError_t e = cudaMalloc(&p, size_t(bytes));
     if (e == cudaErrorMemoryAllocation) {
@@ -24,10 +34,12 @@ struct CudaSegments : SegmentSource {
       return 0;
     }
     checkCuda(e, "cudaMalloc", "device allocator");
+    used += bytes;
     return reinterpret_cast<uint64_t>(p);
   }
-  void release(uint64_t address, int64_t) override {
+  void release(uint64_t address, int64_t bytes) override {
     (void)cudaFree(reinterpret_cast<void *>(address));
+    used -= bytes;
   }
   int64_t freeBytes() const override {
     size_t freeB = 0, total = 0;
@@ -35,7 +47,8 @@ struct CudaSegments : SegmentSource {
       (void)cudaGetLastError();
       return -1;
     }
-    return int64_t(freeB);
+    return limit > 0 ? std::min<int64_t>(int64_t(freeB), limit - used)
+                     : int64_t(freeB);
   }
 };
 
