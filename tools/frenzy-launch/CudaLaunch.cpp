@@ -29,6 +29,20 @@ int frenzy::rt::runCudaSingleRank(const Options &o, const plan::Plan &p) {
     throw RuntimeError("--checkpoint-dir, --resume, --trace, --profile and "
                        "--dump are not supported by the CUDA backend yet "
                        "(docs/cuda.md); pass --backend=cpu");
+  // A one-rank partitioned plan (frenzy-opt --global-batch on one device)
+  // runs its micro-batches; more ranks need the CUDA rank runner, which
+  // does not exist yet (docs/cuda.md).
+  const plan::StageProgram *stage = nullptr;
+  if (p.stages_size() > 0) {
+    stage = &p.stages(0);
+    if (p.stages_size() != 1 || p.ranks_size() != 1 || stage->program() != 0)
+      throw RuntimeError("--backend=cuda: the CUDA backend runs one-rank plans "
+                         "so far (docs/cuda.md); pass --backend=cpu");
+    if (stage->recompute_forward())
+      throw RuntimeError("--backend=cuda: full recomputation is not "
+                         "supported by the CUDA backend yet; pass "
+                         "--backend=cpu or plan without recomputation");
+  }
   // The CPU executor is only the host side here (weights, tokens, outputs):
   // it refuses to compute anything but fp32, so it sees the plan as fp32;
   // the GPU runs the plan's own precision.
@@ -45,15 +59,18 @@ int frenzy::rt::runCudaSingleRank(const Options &o, const plan::Plan &p) {
   if (!o.data.empty()) {
     data = std::make_unique<TokenData>(o.data);
     tokens = TokenInputs::bind(host);
-    data->requireBatch(tokens.rows(), tokens.seq());
+    data->requireBatch(stage ? p.global_batch() : tokens.rows(), tokens.seq());
   }
   if (!o.inputs.empty())
     throw RuntimeError("--input is not supported by the CUDA backend yet; "
                        "use --data=TOKENS.bin");
   int64_t tokensPerStep =
-      tokens.ids ? tokens.ids->numel() : p.batch() * p.seq();
+      stage ? p.global_batch() * p.seq()
+            : tokens.ids ? tokens.ids->numel() : p.batch() * p.seq();
   int64_t predicted = p.ranks_size() ? p.ranks(0).predicted_peak_bytes() : 0;
-  int64_t context = p.ranks_size() ? p.ranks(0).context_bytes() : 0;
+  // The context as measured on this device (the plan's context_bytes is
+  // its prediction, part of predicted_peak_bytes).
+  int64_t context = ctx.contextBytes();
   std::printf("frenzy-launch: %s: %s, %" PRId64 " parameters, batch %" PRId64
               " x %" PRId64 ", %s, optimizer %s, %" PRId64
               " steps, CUDA backend on %s\n",
@@ -64,11 +81,21 @@ int frenzy::rt::runCudaSingleRank(const Options &o, const plan::Plan &p) {
               o.steps, ctx.who().c_str());
   double total = 0;
   for (int64_t step = 1; step <= o.steps; ++step) {
-    if (data)
-      tokens.fill(*data, step, tokens.rows(), 0);
-    ex.uploadInputs();
     auto t0 = std::chrono::steady_clock::now();
-    ex.runStep(step, o.seed);
+    if (stage) {
+      ex.runMicroBatches(step, o.seed, *stage, p.micro_batch(),
+                         p.total_micro_batches(), [&](int64_t mb) {
+                           if (data)
+                             tokens.fill(*data, step, p.global_batch(),
+                                         (stage->first_micro_batch() + mb) *
+                                             p.micro_batch());
+                         });
+    } else {
+      if (data)
+        tokens.fill(*data, step, tokens.rows(), 0);
+      ex.uploadInputs();
+      ex.runStep(step, o.seed);
+    }
     double sec = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - t0)
                      .count();

@@ -290,6 +290,22 @@ void CudaExecutor::checkBadIndices() {
     }
 }
 
+float CudaExecutor::checkedLoss(int64_t step) {
+  int32_t id = host.lossTensorId();
+  download(id);
+  ctx.synchronize(ctx.compute(), cudaTimeoutSeconds(),
+                  "the loss of step " + std::to_string(step));
+  checkBadIndices();
+  float loss = host.tensor(id).f32()[0];
+  // The CPU backend's rule: a non-finite loss stops before the update.
+  if (!std::isfinite(loss))
+    throw RuntimeError("step " + std::to_string(step) + ": the loss is " +
+                       std::to_string(loss) +
+                       "; stopped before the update, parameters keep their "
+                       "values from step " + std::to_string(step - 1));
+  return loss;
+}
+
 void CudaExecutor::runStep(int64_t step, uint64_t seed) {
   host.beginStep(step, seed);
   ctx.allocator().beginStep();
@@ -303,24 +319,87 @@ void CudaExecutor::runStep(int64_t step, uint64_t seed) {
     if (pos == firstUpdate && fp16Scaling)
       unscaleGradients();
     runInstr(pos);
-    if (pos == lossInstr) {
-      // The CPU backend's rule: a non-finite loss stops before the update.
-      int32_t id = host.lossTensorId();
-      download(id);
-      ctx.synchronize(s, cudaTimeoutSeconds(), "the loss of step " +
-                                           std::to_string(step));
-      checkBadIndices();
-      float loss = host.tensor(id).f32()[0];
-      if (!std::isfinite(loss))
-        throw RuntimeError("step " + std::to_string(step) + ": the loss is " +
-                           std::to_string(loss) +
-                           "; stopped before the update, parameters keep "
-                           "their values from step " +
-                           std::to_string(step - 1));
-    }
+    if (pos == lossInstr)
+      checkedLoss(step);
   }
   for (const plan::Io &io : prog.outputs())
     download(io.tensor());
   ctx.synchronize(cudaTimeoutSeconds(), "step " + std::to_string(step));
   checkBadIndices();
+}
+
+void CudaExecutor::runMicroBatches(
+    int64_t step, uint64_t seed, const plan::StageProgram &stage,
+    int64_t micro, int64_t count,
+    const std::function<void(int64_t mb)> &fill) {
+  host.beginStep(step, seed);
+  ctx.allocator().beginStep();
+  skipped = false;
+  cudaStream_t s = ctx.compute();
+  StepContext &sc = host.context();
+  FRENZY_CUDA_CHECK(cudaMemsetAsync(badIndices, 0xff,
+                                    size_t(std::max(1, prog.instrs_size())) * 8,
+                                    s),
+                    ctx.who());
+  // Accumulators of the gradients the update reads, one per step.
+  std::vector<std::pair<int32_t, float *>> acc;
+  for (int32_t g : updateGrads)
+    acc.push_back({g, reinterpret_cast<float *>(ctx.allocator().allocate(
+                          host.tensor(g).numel() * 4, 0,
+                          "the gradient accumulator of tensor " +
+                              std::to_string(g)))});
+  double lossSum = 0;
+  auto check = [&](const k::Status &st) {
+    if (!st.ok())
+      throw RuntimeError(ctx.who() + ": gradient accumulation: " +
+                         st.message());
+  };
+  for (int64_t mb = 0; mb < count; ++mb) {
+    sc.microBatch = micro;
+    sc.sampleOffset = (stage.first_micro_batch() + mb) * micro;
+    fill(mb);
+    uploadInputs();
+    for (int32_t i : stage.forward_instrs())
+      runInstr(i);
+    lossSum += checkedLoss(step);
+    for (int32_t i : stage.backward_instrs())
+      runInstr(i);
+    for (auto [g, a] : acc) {
+      int64_t n = host.tensor(g).numel();
+      if (mb == 0)
+        FRENZY_CUDA_CHECK(cudaMemcpyAsync(a, dev[g].ptr, size_t(n) * 4,
+                                          cudaMemcpyDeviceToDevice, s),
+                          ctx.who());
+      else
+        check(k::binary(s, cpu::BinaryKind::Add, k::FloatType::F32, a, {n}, a,
+                        {n}, dev[g].ptr, {n}));
+    }
+  }
+  // The mean over the global batch, as the one-rank loss's mean gives.
+  float inv = 1.0f / float(count);
+  float *invDev = reinterpret_cast<float *>(
+      ctx.allocator().allocate(4, 0, "the micro-batch factor"));
+  FRENZY_CUDA_CHECK(cudaMemcpyAsync(invDev, &inv, 4, cudaMemcpyHostToDevice, s),
+                    ctx.who());
+  for (auto [g, a] : acc) {
+    int64_t n = host.tensor(g).numel();
+    check(k::scaleBy(s, a, n, invDev));
+    FRENZY_CUDA_CHECK(cudaMemcpyAsync(dev[g].ptr, a, size_t(n) * 4,
+                                      cudaMemcpyDeviceToDevice, s),
+                      ctx.who());
+  }
+  if (fp16Scaling && !stage.update_instrs().empty())
+    unscaleGradients();
+  for (int32_t i : stage.update_instrs())
+    runInstr(i);
+  for (const plan::Io &io : prog.outputs())
+    download(io.tensor());
+  ctx.synchronize(cudaTimeoutSeconds(), "step " + std::to_string(step));
+  checkBadIndices();
+  for (auto [g, a] : acc)
+    ctx.allocator().free(reinterpret_cast<uint64_t>(a));
+  ctx.allocator().free(reinterpret_cast<uint64_t>(invDev));
+  int32_t loss = host.lossTensorId();
+  if (loss >= 0)
+    host.tensor(loss).f32()[0] = float(lossSum / double(count));
 }

@@ -25,6 +25,7 @@
 #include "Executor.h"
 #include "PrecisionPlan.h"
 
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -43,6 +44,15 @@ public:
   /// executor's tensors. Throws on a non-finite loss (before the update),
   /// a bad token id or label (naming the instruction), a device error.
   void runStep(int64_t step, uint64_t seed);
+  /// One step of a one-rank partitioned plan (one stage, `micro` rows per
+  /// micro-batch, `count` micro-batches): forward and backward per
+  /// micro-batch (fill(mb) puts its rows into the host inputs), gradients
+  /// summed on the device and divided by `count`, then the update; the
+  /// loss is the mean of the micro-batches' (RankRunner's rule).
+  void runMicroBatches(int64_t step, uint64_t seed,
+                       const plan::StageProgram &stage, int64_t micro,
+                       int64_t count,
+                       const std::function<void(int64_t mb)> &fill);
   /// Copies the parameters back into the host executor (for export).
   void downloadParameters();
 
@@ -70,6 +80,8 @@ private:
   void download(int32_t id);
   void unscaleGradients();
   void checkBadIndices();
+  /// The loss on the host (synchronises); throws when it is not finite.
+  float checkedLoss(int64_t step);
 
   const plan::Plan &plan;
   Executor &host;

@@ -115,6 +115,10 @@ DeviceContext::DeviceContext(const plan::Plan &plan, int rank, bool shareGpus)
   alloc = std::make_unique<CachingAllocator>(*segments, rank, predicted);
   if (cublasLtCreate(&handles.lt) != CUBLAS_STATUS_SUCCESS)
     throw RuntimeError(whoText + ": cublasLtCreate failed");
+  size_t freeB = 0, total = 0;
+  FRENZY_CUDA_CHECK(cudaFree(nullptr), whoText); // the context exists now
+  FRENZY_CUDA_CHECK(cudaMemGetInfo(&freeB, &total), whoText);
+  context = int64_t(total) - int64_t(freeB);
   handles.workspace = reinterpret_cast<void *>(
       alloc->allocate(int64_t(kBlasWorkspace), 0, "the cuBLASLt workspace"));
   handles.workspaceBytes = kBlasWorkspace;

@@ -52,6 +52,10 @@ public:
   /// GPU (what CommPlan's MPI fallback is decided on).
   const std::string &physicalId() const { return physId; }
   const std::string &notes() const { return noteText; }
+  /// Device memory in use once the context and cuBLASLt are set up, before
+  /// the allocator takes any (cudaMemGetInfo: other processes on the GPU
+  /// count too).
+  int64_t contextBytes() const { return context; }
 
   cudaStream_t compute() const { return streams.at("compute"); }
   /// The stream of that name, created on first use.
@@ -76,6 +80,7 @@ public:
 
 private:
   int me = 0, dev = 0;
+  int64_t context = 0;
   std::string whoText, physId, noteText;
   GpuInfo info;
   std::map<std::string, cudaStream_t> streams;
