@@ -48,4 +48,7 @@ int frenzy::rt::runCudaSingleRank(const Options &, const plan::Plan &) {
   // selectBackend never picks CUDA in this build.
   throw RuntimeError("this frenzy-launch was built without the CUDA backend");
 }
+int frenzy::rt::runCudaRank(const Options &, const plan::Plan &, int) {
+  throw RuntimeError("this frenzy-launch was built without the CUDA backend");
+}
 #endif

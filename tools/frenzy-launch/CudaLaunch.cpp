@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CudaExecutor.h"
+#include "CudaRankRunner.h"
 #include "LaunchOptions.h"
 #include "TokenInputs.h"
 #include "WeightExport.h"
@@ -132,5 +133,60 @@ int frenzy::rt::runCudaSingleRank(const Options &o, const plan::Plan &p) {
               CachingAllocator::peakReport(0, st.peakInUse, context, predicted)
                   .c_str(),
               st.peakReserved, st.segments, st.cacheHits, st.allocations);
+  return 0;
+}
+
+int frenzy::rt::runCudaRank(const Options &o, const plan::Plan &p, int rank) {
+  if (!o.checkpointDir.empty() || !o.resumeDir.empty() || !o.trace.empty() ||
+      !o.exportOnnx.empty())
+    throw RuntimeError("--checkpoint-dir, --resume, --trace and --export are "
+                       "not supported by the CUDA backend's multi-rank runs "
+                       "yet (docs/cuda.md); pass --backend=cpu");
+  CudaRankRunner runner(p, rank, o.shareGpus);
+  runner.loadWeights(o.initSeed);
+  TokenData data(o.data);
+  data.requireBatch(p.global_batch(), p.seq());
+  runner.setData(&data);
+  bool root = rank == 0;
+  if (!runner.device().notes().empty())
+    std::fputs(runner.device().notes().c_str(), stdout);
+  if (root)
+    std::printf("frenzy-launch: %s: %d ranks, %s, CUDA backend (rank 0 on "
+                "%s)\n",
+                o.plan.c_str(), p.ranks_size(), p.precision().c_str(),
+                runner.device().who().c_str());
+  int64_t tokens = p.global_batch() * p.seq();
+  double total = 0;
+  for (int64_t step = 1; step <= o.steps; ++step) {
+    auto t0 = std::chrono::steady_clock::now();
+    CudaStepResult r = runner.runStep(step, o.seed);
+    double sec = std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count();
+    total += sec;
+    // Every rank's peak (tensors + measured context) for the step line.
+    int64_t mine = runner.device().allocator().stats().stepPeakInUse +
+                   runner.device().contextBytes();
+    std::vector<int64_t> peaks(size_t(p.ranks_size()), 0);
+    MPI_Gather(&mine, 1, MPI_INT64_T, peaks.data(), 1, MPI_INT64_T, 0,
+               MPI_COMM_WORLD);
+    if (root && (step % o.logEvery == 0 || step == o.steps)) {
+      std::printf("step %5" PRId64 "/%" PRId64 " | loss %.6f | lr %.3e", step,
+                  o.steps, r.loss, runner.host().learningRate(step));
+      if (!p.optimizer().kind().empty())
+        std::printf(" | grad norm %.4f", r.gradNorm);
+      std::printf(" | %.0f tokens/s | device memory MiB (rank: used/"
+                  "predicted)",
+                  double(tokens) / sec);
+      for (int k = 0; k < p.ranks_size(); ++k)
+        std::printf(" %d:%.2f/%.2f", k, double(peaks[size_t(k)]) / (1 << 20),
+                    double(p.ranks(k).predicted_peak_bytes()) / (1 << 20));
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+  if (root)
+    std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n",
+                o.steps, double(tokens * o.steps) / std::max(total, 1e-9));
   return 0;
 }

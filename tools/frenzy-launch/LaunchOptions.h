@@ -54,6 +54,9 @@ int selectBackend(const Options &o, const plan::Plan &p, int rank);
 bool haveCudaBackend();
 /// The CUDA backend's one-rank run (only in a build with CUDA).
 int runCudaSingleRank(const Options &o, const plan::Plan &p);
+/// Rank `rank` of a multi-rank plan on the CUDA backend (under mpirun; MPI
+/// is initialised).
+int runCudaRank(const Options &o, const plan::Plan &p, int rank);
 
 /// One-rank plans: this process runs the whole step.
 int runSingleRank(const Options &o, const plan::Plan &p);

@@ -111,7 +111,7 @@ void printPlan(const plan::Plan &p) {
 
 int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   // Every rank must pick the same backend (the CUDA ranks' communicators
-  // are made collectively); the CUDA backend runs one-rank plans so far.
+  // are made collectively).
   int64_t backend[2] = {selectBackend(o, p, comm.rank()), 0};
   backend[1] = -backend[0];
   comm.allReduceMax(backend, 2);
@@ -119,8 +119,7 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
     throw RuntimeError("the ranks chose different backends (some have a GPU "
                        "of the plan's type, some not); pass --backend=cpu");
   if (backend[0] == 1)
-    throw RuntimeError("--backend=cuda: the CUDA backend runs one-rank plans "
-                       "so far (docs/cuda.md); pass --backend=cpu");
+    return runCudaRank(o, p, comm.rank());
   RankRunner runner(p, comm);
   runner.loadWeights(o.initSeed);
   openblas_set_num_threads(int(o.threads > 0 ? o.threads : 1));

@@ -24,8 +24,13 @@ constexpr int kGrowthInterval = 2000;
 } // namespace
 
 CudaExecutor::CudaExecutor(const plan::Plan &plan, Executor &host,
-                           DeviceContext &ctx)
-    : plan(plan), host(host), ctx(ctx), prog(host.program()) {
+                           DeviceContext &ctx, std::vector<int32_t> order,
+                           std::set<int32_t> freeLate)
+    : plan(plan), host(host), ctx(ctx), prog(host.program()),
+      order(std::move(order)) {
+  if (this->order.empty())
+    for (int i = 0; i < prog.instrs_size(); ++i)
+      this->order.push_back(i);
   pp = planPrecision(prog, plan.precision());
   fp16Scaling = pp.lossScaling;
   const auto &table = cudaOps();
@@ -48,9 +53,9 @@ CudaExecutor::CudaExecutor(const plan::Plan &plan, Executor &host,
       if (id == host.lossTensorId())
         lossInstr = i;
   }
-  planLifetimes();
+  planLifetimes(freeLate);
   for (size_t id = 0; id < dev.size(); ++id)
-    if (persistent[id]) {
+    if (persistent[id] && !host.tensor(int32_t(id)).storage.empty()) {
       allocate(int32_t(id));
       upload(int32_t(id));
     }
@@ -73,7 +78,7 @@ CudaExecutor::~CudaExecutor() {
   (void)cudaStreamSynchronize(ctx.compute());
 }
 
-void CudaExecutor::planLifetimes() {
+void CudaExecutor::planLifetimes(const std::set<int32_t> &freeLate) {
   size_t n = size_t(prog.tensors_size());
   dev.assign(n, {});
   persistent.assign(n, false);
@@ -81,18 +86,19 @@ void CudaExecutor::planLifetimes() {
     persistent[size_t(t.id())] = t.kind() != plan::ACTIVATION;
   for (const plan::Io &io : prog.outputs())
     persistent[size_t(io.tensor())] = true;
+  // The last use among this rank's instructions, in its run order.
   std::vector<int> last(n, -1);
-  for (int i = 0; i < prog.instrs_size(); ++i) {
-    const plan::Instr &in = prog.instrs(i);
+  for (int pos = 0; pos < int(order.size()); ++pos) {
+    const plan::Instr &in = prog.instrs(order[size_t(pos)]);
     for (int32_t id : in.outputs())
-      last[size_t(id)] = std::max(last[size_t(id)], i);
+      last[size_t(id)] = std::max(last[size_t(id)], pos);
     for (int32_t id : in.inputs())
-      last[size_t(id)] = i;
+      last[size_t(id)] = pos;
   }
   freeAfter.assign(size_t(prog.instrs_size()), {});
   for (size_t id = 0; id < n; ++id)
-    if (!persistent[id] && last[id] >= 0)
-      freeAfter[size_t(last[id])].push_back(int32_t(id));
+    if (!persistent[id] && last[id] >= 0 && !freeLate.count(int32_t(id)))
+      freeAfter[size_t(order[size_t(last[id])])].push_back(int32_t(id));
 }
 
 void *CudaExecutor::allocate(int32_t id) {
@@ -170,6 +176,10 @@ void CudaExecutor::runInstr(int pos) {
   KernelArgs args{in, {}, {}, host.context()};
   DevOp d{args, {}, {}, t, s, &ctx.blas(), badIndices + pos, {}, {}};
   d.workspace = [&](size_t bytes) { return scratch(bytes, "the workspace"); };
+  d.allReduce = [this](float *p, int64_t n) {
+    if (tpAllReduce)
+      tpAllReduce(p, n);
+  };
   d.moments = [this](const std::string &name, int which, int64_t count) {
     auto &bufs = momentBufs[name];
     if (bufs.size() <= size_t(which))
@@ -306,41 +316,77 @@ float CudaExecutor::checkedLoss(int64_t step) {
   return loss;
 }
 
-void CudaExecutor::runStep(int64_t step, uint64_t seed) {
+void CudaExecutor::beginStep(int64_t step, uint64_t seed) {
   host.beginStep(step, seed);
   ctx.allocator().beginStep();
   skipped = false;
-  cudaStream_t s = ctx.compute();
   FRENZY_CUDA_CHECK(cudaMemsetAsync(badIndices, 0xff,
                                     size_t(std::max(1, prog.instrs_size())) * 8,
-                                    s),
+                                    ctx.compute()),
                     ctx.who());
-  for (int pos = 0; pos < prog.instrs_size(); ++pos) {
-    if (pos == firstUpdate && fp16Scaling)
+}
+
+void CudaExecutor::run(const std::vector<int32_t> &instrs) {
+  for (int32_t i : instrs) {
+    if (i == firstUpdate && fp16Scaling)
       unscaleGradients();
-    runInstr(pos);
-    if (pos == lossInstr)
-      checkedLoss(step);
+    runInstr(i);
   }
+}
+
+void CudaExecutor::finishStep(int64_t step) {
   for (const plan::Io &io : prog.outputs())
     download(io.tensor());
   ctx.synchronize(cudaTimeoutSeconds(), "step " + std::to_string(step));
   checkBadIndices();
 }
 
+void *CudaExecutor::deviceTensor(int32_t id) { return allocate(id); }
+
+int64_t CudaExecutor::deviceBytes(int32_t id) {
+  allocate(id);
+  return dev[size_t(id)].bytes;
+}
+
+void CudaExecutor::switchMicroBatch(int64_t mb) {
+  if (mb == currentMicroBatch)
+    return;
+  std::vector<void *> &put = stashed[currentMicroBatch];
+  put.assign(dev.size(), nullptr);
+  for (size_t id = 0; id < dev.size(); ++id)
+    if (!persistent[id]) {
+      put[id] = dev[id].ptr;
+      dev[id].ptr = nullptr;
+    }
+  auto it = stashed.find(mb);
+  if (it != stashed.end()) {
+    for (size_t id = 0; id < dev.size(); ++id)
+      if (!persistent[id])
+        dev[id].ptr = it->second[id];
+    stashed.erase(it);
+  }
+  currentMicroBatch = mb;
+}
+
+void CudaExecutor::runStep(int64_t step, uint64_t seed) {
+  beginStep(step, seed);
+  for (int32_t pos : order) {
+    if (pos == firstUpdate && fp16Scaling)
+      unscaleGradients();
+    runInstr(pos);
+    if (pos == lossInstr)
+      checkedLoss(step);
+  }
+  finishStep(step);
+}
+
 void CudaExecutor::runMicroBatches(
     int64_t step, uint64_t seed, const plan::StageProgram &stage,
     int64_t micro, int64_t count,
     const std::function<void(int64_t mb)> &fill) {
-  host.beginStep(step, seed);
-  ctx.allocator().beginStep();
-  skipped = false;
+  beginStep(step, seed);
   cudaStream_t s = ctx.compute();
   StepContext &sc = host.context();
-  FRENZY_CUDA_CHECK(cudaMemsetAsync(badIndices, 0xff,
-                                    size_t(std::max(1, prog.instrs_size())) * 8,
-                                    s),
-                    ctx.who());
   // Accumulators of the gradients the update reads, one per step.
   std::vector<std::pair<int32_t, float *>> acc;
   for (int32_t g : updateGrads)
@@ -392,10 +438,7 @@ void CudaExecutor::runMicroBatches(
     unscaleGradients();
   for (int32_t i : stage.update_instrs())
     runInstr(i);
-  for (const plan::Io &io : prog.outputs())
-    download(io.tensor());
-  ctx.synchronize(cudaTimeoutSeconds(), "step " + std::to_string(step));
-  checkBadIndices();
+  finishStep(step);
   for (auto [g, a] : acc)
     ctx.allocator().free(reinterpret_cast<uint64_t>(a));
   ctx.allocator().free(reinterpret_cast<uint64_t>(invDev));

@@ -27,15 +27,20 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace frenzy::rt::cuda {
 
 class CudaExecutor {
 public:
-  /// `host` has loaded its weights. Throws for an op without a CUDA
-  /// adapter, naming it.
-  CudaExecutor(const plan::Plan &plan, Executor &host, DeviceContext &ctx);
+  /// `host` has loaded its weights. `order` (program indices; empty: the
+  /// whole program) is what this rank runs: activations die after their
+  /// last reader among them, except those in `freeLate` (released by the
+  /// caller, after sending them). Throws for an op without a CUDA adapter.
+  CudaExecutor(const plan::Plan &plan, Executor &host, DeviceContext &ctx,
+               std::vector<int32_t> order = {},
+               std::set<int32_t> freeLate = {});
   ~CudaExecutor();
 
   /// Copies the host's current inputs (token ids, targets) to the device.
@@ -56,6 +61,25 @@ public:
   /// Copies the parameters back into the host executor (for export).
   void downloadParameters();
 
+  // The parts of a step, for a rank of a multi-rank plan (CudaRankRunner).
+  void beginStep(int64_t step, uint64_t seed);
+  /// Runs instructions (program indices) on the compute stream.
+  void run(const std::vector<int32_t> &instrs);
+  /// The loss on the host (synchronises); throws when it is not finite.
+  float checkedLoss(int64_t step);
+  /// Copies the outputs back, waits for the GPU, checks the index slots.
+  void finishStep(int64_t step);
+  /// The device buffer of a tensor (allocated when absent) and its bytes.
+  void *deviceTensor(int32_t id);
+  int64_t deviceBytes(int32_t id);
+  void release(int32_t id);
+  /// Makes micro-batch `mb`'s activations current (several micro-batches
+  /// are in flight on a pipeline stage under 1F1B).
+  void switchMicroBatch(int64_t mb);
+  /// The sum over the rank's TP group for tp_all_reduce (none: identity).
+  std::function<void(float *, int64_t)> tpAllReduce;
+  const std::vector<int32_t> &gradients() const { return updateGrads; }
+
   /// Whether the last fp16 step skipped its update (overflow), and the
   /// loss scale now.
   bool skippedUpdate() const { return skipped; }
@@ -66,7 +90,7 @@ private:
     void *ptr = nullptr;
     int64_t bytes = 0;
   };
-  void planLifetimes();
+  void planLifetimes(const std::set<int32_t> &freeLate);
   k::FloatType storage(int32_t id) const {
     return k::FloatType(int(pp.storage[size_t(id)]));
   }
@@ -74,14 +98,11 @@ private:
     return k::FloatType(int(pp.need(instr, index, out)));
   }
   void *allocate(int32_t id);
-  void release(int32_t id);
   void runInstr(int pos);
   void upload(int32_t id);
   void download(int32_t id);
   void unscaleGradients();
   void checkBadIndices();
-  /// The loss on the host (synchronises); throws when it is not finite.
-  float checkedLoss(int64_t step);
 
   const plan::Plan &plan;
   Executor &host;
@@ -92,6 +113,9 @@ private:
   std::vector<DevTensor> dev;             // by tensor id
   std::vector<bool> persistent;           // by tensor id
   std::vector<CudaOp> ops;                // by instruction
+  std::vector<int32_t> order;             // instructions this rank runs
+  int64_t currentMicroBatch = 0;
+  std::map<int64_t, std::vector<void *>> stashed; // activations by mb
   std::vector<std::vector<int32_t>> freeAfter; // by instruction
   std::vector<int32_t> updateGrads;       // gradients the update reads
   int firstUpdate = -1;                   // first optimizer instruction

@@ -37,6 +37,8 @@ struct DevOp {
   int64_t *badIndex = nullptr; // this instruction's slot (device)
   /// Device scratch for this call, freed after it.
   std::function<void *(size_t bytes)> workspace;
+  /// tp_all_reduce: the in-place sum over the rank's TP group.
+  std::function<void(float *, int64_t)> allReduce;
   /// Optimizer moments by parameter name: `count` zeroed device floats.
   std::function<float *(const std::string &name, int which, int64_t count)>
       moments;

@@ -254,8 +254,8 @@ void tpAllReduce(DevOp &d) {
   if (e != cudaSuccess)
     d.check(k::Status::error(std::string("cudaMemcpyAsync: ") +
                              cudaGetErrorString(e)));
-  // A one-rank run: the group of one sums to itself (multi-rank CUDA runs
-  // are refused before this; docs/cuda.md).
+  if (d.allReduce)
+    d.allReduce(d.outF(0), d.inT(0).numel());
 }
 
 } // namespace
