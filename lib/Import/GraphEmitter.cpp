@@ -3,6 +3,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <sys/stat.h>
@@ -338,6 +340,7 @@ std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
                  ? *error
                  : ImportError{describeNode(node, model) + ": " +
                                (error ? error->message : "missing input")};
+  Operation *before = body->empty() ? nullptr : &body->back();
   auto err = h->handler(*this, node);
   if (error && error->wholeModel)
     return error;
@@ -345,6 +348,32 @@ std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
     return ImportError{describeNode(node, model) + ": " + err->message};
   if (error)
     return ImportError{describeNode(node, model) + ": " + error->message};
+  if (std::optional<std::string> why = verifyNewOps(before))
+    return ImportError{describeNode(node, model) + ": " + *why +
+                       " (the model's types or shapes are inconsistent; "
+                       "ONNX shape inference let it through); check the "
+                       "model with onnx.checker.check_model(model, "
+                       "full_check=True)"};
+  return std::nullopt;
+}
+
+std::optional<std::string> GraphEmitter::verifyNewOps(Operation *before) {
+  // ONNX inference runs without type checking and accepts some malformed
+  // nodes (fuzzing found mixed element types, short perms, Reshapes of
+  // another size); an op the verifier rejects must be refused here, naming
+  // the node, rather than leave the importer as invalid IR.
+  std::optional<std::string> first;
+  ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && !first)
+      first = d.str();
+    return success();
+  });
+  Operation *op = before          ? before->getNextNode()
+                  : body->empty() ? nullptr
+                                  : &body->front();
+  for (; op; op = op->getNextNode())
+    if (failed(verify(op, /*verifyRecursively=*/false)))
+      return first ? first : std::optional<std::string>("invalid operation");
   return std::nullopt;
 }
 

@@ -82,6 +82,9 @@ private:
   mlir::Value param(const std::string &name, const std::string &source);
   mlir::Value constantValue(const std::string &name, const ConstantTensor &c);
   std::optional<ImportError> emitNode(const onnx::NodeProto &node);
+  /// The first verifier error of the ops after `before` (the whole body
+  /// when null): those one node's handler built.
+  std::optional<std::string> verifyNewOps(mlir::Operation *before);
   void setValueInsertionPoint();
 
   LoadedModel &model;

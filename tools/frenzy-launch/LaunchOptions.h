@@ -32,6 +32,11 @@ struct Options {
   // --share-gpus (several ranks per GPU, for tests); docs/cuda.md.
   std::string backend;
   bool shareGpus = false;
+  // Side tasks (issue 14): --side-task=[NAME=]KIND:... (SideTaskSpec.h),
+  // --emulate-speed[=R:F,...] ("plan": factors from the plan), and
+  // --side-report=FILE (per rank and step: times, harvest, delay; JSON).
+  std::vector<std::string> sideTasks;
+  std::string emulateSpeed, sideReport;
   std::vector<std::string> argv; // as given, for relaunching under mpirun
 };
 

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <limits>
 
 namespace frenzy::rt::cuda {
@@ -166,14 +167,41 @@ cpu::AttentionConfig attentionConfig(DevOp &d, size_t first) {
   return c;
 }
 
+/// FRENZY_CUDA_ATTENTION=gemm: the tensor-core attention (cuBLASLt GEMMs
+/// with f32 scores for a chunk of heads) where one head's scores fit
+/// kAttentionCap of workspace. The default stays the flash kernels: they
+/// are what the end-to-end runs on a GPU verified (docs/cuda.md); the GEMM
+/// path has not run end to end yet.
+constexpr size_t kAttentionCap = size_t(256) << 20;
+
+size_t gemmAttentionBytes(const DevOp &d, const cpu::AttentionConfig &c,
+                          bool backward) {
+  const char *v = std::getenv("FRENZY_CUDA_ATTENTION");
+  if (!v || std::string(v) != "gemm")
+    return 0;
+  size_t ws = k::attentionGemmWorkspaceBytes(c, d.t, backward, kAttentionCap);
+  return ws <= kAttentionCap ? ws : 0;
+}
+
 void attention(DevOp &d) {
   cpu::AttentionConfig c = attentionConfig(d, 0);
+  if (size_t ws = gemmAttentionBytes(d, c, false)) {
+    d.check(k::attentionForwardGemm(*d.blas, d.s, d.t, d.out[0], d.in[0],
+                                    d.in[1], d.in[2], c, d.workspace(ws), ws));
+    return;
+  }
   d.check(k::attentionForward(d.s, d.t, d.out[0], nullptr, d.in[0], d.in[1],
                               d.in[2], c));
 }
 
 void attentionGrad(DevOp &d) {
   cpu::AttentionConfig c = attentionConfig(d, 1);
+  if (size_t ws = gemmAttentionBytes(d, c, true)) {
+    d.check(k::attentionBackwardGemm(*d.blas, d.s, d.t, d.out[0], d.out[1],
+                                     d.out[2], d.in[0], d.in[1], d.in[2],
+                                     d.in[3], c, d.workspace(ws), ws));
+    return;
+  }
   void *ws = d.workspace(k::attentionBackwardWorkspaceBytes(c));
   d.check(k::attentionBackward(d.s, d.t, d.out[0], d.out[1], d.out[2],
                                d.in[0], d.in[1], d.in[2], d.in[3], c, ws));
