@@ -7,7 +7,7 @@ and prints, per rank, the step time, busy time (compute and transfers) and
 idle time (waits and gaps) of both, and per op class (matmul, attention,
 elementwise, communication, optimizer, and 'runtime' for the runtime's own
 work between kernels) the measured/predicted ratio. Measured figures are
-medians over the traced steps after the first --skip ones (warm-up); the
+means over the traced steps after the first --skip ones (warm-up); the
 predicted trace holds several steady steps, summarised the same way. The
 measured step is also given on the CPU (the process's CPU time in the step,
 the slowest rank's): on a machine shared with other work, what the step
@@ -57,7 +57,8 @@ def steps_of(events, ranks, skip):
             busy, cls = 0.0, dict.fromkeys(CLASSES, 0.0)
             fb, fb_cpu = 0.0, 0.0
             for e in evs:
-                if e["cat"] in ("step", "wait") or e["ts"] < lo - 1 or \
+                if e["cat"] in ("step", "wait", "bubble", "side-task") or \
+                        e["ts"] < lo - 1 or \
                         e["ts"] + e["dur"] > hi + 1:
                     continue
                 busy += e["dur"]
@@ -78,8 +79,12 @@ def steps_of(events, ranks, skip):
     return out
 
 
-def median_of(rows, f):
-    return statistics.median(f(x) for x in rows) if rows else float("nan")
+def mean_of(rows, f):
+    """The mean over a rank's steps: ranks that share cores take turns in
+    patterns that repeat every 2-3 steps (a rank's steps alternate, e.g.,
+    7 and 17 ms), so neither one step nor a median is the period a run's
+    throughput shows; the mean is (the bench takes the median over runs)."""
+    return statistics.fmean(f(x) for x in rows) if rows else float("nan")
 
 
 def main():
@@ -102,16 +107,15 @@ def main():
         if not pred[r] or not meas[r]:
             sys.exit("trace_compare: rank %d has no step in one of the traces"
                      % r)
-    # The step: per rank the median of its steps, then the slowest rank's.
+    # The step: per rank the mean of its steps, then the slowest rank's.
     # Steps overlap (nothing waits for every rank between two steps), so
     # one traced step's slowest rank is the period plus whichever rank was
-    # late that step (with ranks sharing cores, by milliseconds); a rank's
-    # median is the period a run's throughput shows. The predicted trace
-    # holds several steady steps and is summarised the same way.
+    # late that step (with ranks sharing cores, by milliseconds). The
+    # predicted trace holds several steady steps, summarised the same way.
     nsteps = min(len(meas[r]) for r in range(mranks))
-    step_meas = max(median_of(meas[r], lambda x: x[0]) for r in range(mranks))
-    step_pred = max(median_of(pred[r], lambda x: x[0]) for r in range(pranks))
-    step_cpu = max(median_of(meas[r], lambda x: x[3]) for r in range(mranks))
+    step_meas = max(mean_of(meas[r], lambda x: x[0]) for r in range(mranks))
+    step_pred = max(mean_of(pred[r], lambda x: x[0]) for r in range(pranks))
+    step_cpu = max(mean_of(meas[r], lambda x: x[3]) for r in range(mranks))
     result = {"ranks": [], "classes": {}, "step_predicted_ms": step_pred / 1e3,
               "step_measured_ms": step_meas / 1e3,
               "step_error": step_pred / step_meas - 1,
@@ -119,30 +123,30 @@ def main():
               "cpu_error": step_pred / step_cpu - 1,
               "steps_measured": nsteps}
     for r in range(pranks):
-        p_step = median_of(pred[r], lambda x: x[0])
-        p_busy = median_of(pred[r], lambda x: x[1])
-        m_step = median_of(meas[r], lambda x: x[0])
-        m_busy = median_of(meas[r], lambda x: x[1])
+        p_step = mean_of(pred[r], lambda x: x[0])
+        p_busy = mean_of(pred[r], lambda x: x[1])
+        m_step = mean_of(meas[r], lambda x: x[0])
+        m_busy = mean_of(meas[r], lambda x: x[1])
         row = {"rank": r, "pred_step_ms": p_step / 1e3, "meas_step_ms": m_step / 1e3,
                "pred_busy_ms": p_busy / 1e3, "meas_busy_ms": m_busy / 1e3,
                "pred_idle_ms": (step_pred - p_busy) / 1e3,
                "meas_idle_ms": (step_meas - m_busy) / 1e3,
-               "pred_fb_ms": median_of(pred[r], lambda x: x[4]) / 1e3,
-               "meas_fb_ms": median_of(meas[r], lambda x: x[4]) / 1e3,
-               "meas_fb_cpu_ms": median_of(meas[r], lambda x: x[5]) / 1e3}
+               "pred_fb_ms": mean_of(pred[r], lambda x: x[4]) / 1e3,
+               "meas_fb_ms": mean_of(meas[r], lambda x: x[4]) / 1e3,
+               "meas_fb_cpu_ms": mean_of(meas[r], lambda x: x[5]) / 1e3}
         # Idle against the step: both as shares of their own step.
         row["idle_diff_of_step"] = abs((step_pred - p_busy) / step_pred -
                                        (step_meas - m_busy) / step_meas)
         result["ranks"].append(row)
     for c in CLASSES:
-        pc = sum(median_of(pred[r], lambda x: x[2][c]) for r in range(pranks))
-        mc = sum(median_of(meas[r], lambda x: x[2][c]) for r in range(mranks))
+        pc = sum(mean_of(pred[r], lambda x: x[2][c]) for r in range(pranks))
+        mc = sum(mean_of(meas[r], lambda x: x[2][c]) for r in range(mranks))
         result["classes"][c] = {"pred_ms": pc / 1e3, "meas_ms": mc / 1e3,
                                 "ratio": mc / pc if pc > 0 else None}
     if as_json:
         print(json.dumps(result))
         return
-    print("step: predicted %.2f ms, measured %.2f ms (median of %d steps): "
+    print("step: predicted %.2f ms, measured %.2f ms (mean of %d steps): "
           "%+.1f%%; on the CPU %.2f ms: %+.1f%%" %
           (step_pred / 1e3, step_meas / 1e3, nsteps, 100 * result["step_error"],
            step_cpu / 1e3, 100 * result["cpu_error"]))

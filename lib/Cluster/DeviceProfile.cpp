@@ -16,6 +16,7 @@
 #include "llvm/Support/YAMLTraits.h"
 
 #include <algorithm>
+#include <optional>
 #include <cmath>
 
 using namespace frenzy;
@@ -28,6 +29,15 @@ struct ProfileFile {
   std::string gpuType, device, measured;
   double opOverheadUs = 0, copyGBs = 0;
   int cores = 0;
+  struct Shared {
+    double roundUs = 0, gbs = 0;
+  };
+  std::optional<Shared> shared;
+  struct Slowdown {
+    int perCore = 0;
+    double factor = 0;
+  };
+  std::vector<Slowdown> contention;
   struct Point {
     double size = 0, rate = 0;
   };
@@ -75,6 +85,33 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile::Link> {
 };
 LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Link)
 
+template <> struct llvm::yaml::MappingTraits<ProfileFile::Shared> {
+  static void mapping(IO &io, ProfileFile::Shared &s) {
+    io.mapRequired("round_us", s.roundUs);
+    io.mapRequired("bandwidth_gbs", s.gbs);
+  }
+  static std::string validate(IO &, ProfileFile::Shared &s) {
+    return s.roundUs >= 0 && s.gbs > 0
+               ? ""
+               : "shared_allreduce: round_us must be >= 0 and bandwidth_gbs "
+                 "positive";
+  }
+};
+
+template <> struct llvm::yaml::MappingTraits<ProfileFile::Slowdown> {
+  static void mapping(IO &io, ProfileFile::Slowdown &s) {
+    io.mapRequired("ranks_per_core", s.perCore);
+    io.mapRequired("slowdown", s.factor);
+  }
+  static std::string validate(IO &, ProfileFile::Slowdown &s) {
+    return s.perCore >= 1 && s.factor > 0
+               ? ""
+               : "contention: ranks_per_core must be >= 1 and slowdown "
+                 "positive";
+  }
+};
+LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Slowdown)
+
 template <> struct llvm::yaml::MappingTraits<ProfileFile::Kernel> {
   static void mapping(IO &io, ProfileFile::Kernel &k) {
     io.mapRequired("op", k.op);
@@ -104,6 +141,8 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile> {
     io.mapOptional("kernel_gbs", f.kernels);
     io.mapOptional("cores", f.cores, 0);
     io.mapOptional("allreduce_gbs", f.allReduce);
+    io.mapOptional("shared_allreduce", f.shared);
+    io.mapOptional("contention", f.contention);
   }
   static std::string validate(IO &, ProfileFile &f) {
     if (f.matmul.empty() || f.attention.empty() || f.memory.empty())
@@ -162,6 +201,37 @@ double DeviceProfile::kernelSeconds(const std::string &op, KernelKind kind,
   if (kind != KernelKind::MemoryBound || it == kernelRates.end())
     return kernelSeconds(kind, flops, bytes);
   return opOverhead + bytes / interpolate(it->second, bytes);
+}
+
+/// Rounds of a recursive-doubling all-reduce among n ranks (Open MPI's
+/// choice for small buffers): log2 of the largest power of two <= n, and
+/// two more (fold in, hand back) when n is not a power of two.
+static int allReduceRounds(int n) {
+  if (n <= 1)
+    return 0;
+  int pow2 = 1, rounds = 0;
+  while (pow2 * 2 <= n) {
+    pow2 *= 2;
+    ++rounds;
+  }
+  return rounds + (pow2 == n ? 0 : 2);
+}
+
+double DeviceProfile::sharedAllReduceSeconds(double bytes, int ranks) const {
+  if (sharedReduceBandwidth <= 0)
+    return -1;
+  if (ranks <= 1)
+    return 0;
+  return allReduceRounds(ranks) * sharedRoundSeconds +
+         2.0 * (ranks - 1) / ranks * bytes / sharedReduceBandwidth;
+}
+
+double DeviceProfile::contentionSlowdown(int ranks) const {
+  if (ranks <= 1 || contention.empty() || cores <= 0)
+    return 1.0;
+  int perCore = (ranks + cores - 1) / cores;
+  auto it = contention.upper_bound(perCore); // the nearest measured <= it
+  return it == contention.begin() ? 1.0 : std::prev(it)->second;
 }
 
 double DeviceProfile::peakFlops() const {
@@ -258,6 +328,12 @@ frenzy::readDeviceProfile(const std::string &path, const std::string &gpuType) {
       return a.size < b.size;
     });
   p.cores = std::max(0, f.cores);
+  for (const ProfileFile::Slowdown &c : f.contention)
+    p.contention[c.perCore] = c.factor;
+  if (f.shared) {
+    p.sharedRoundSeconds = f.shared->roundUs * 1e-6;
+    p.sharedReduceBandwidth = f.shared->gbs * 1e9;
+  }
   p.calibrated = true;
   return p;
 }

@@ -37,6 +37,7 @@ struct Op {
   int members = 0;         // Collective: ranks taking part
   int step = 0;            // which of the played steps
   std::string waitName;    // Recv/Collective: the wait slice's name
+  double slot = 0;         // a side-task slot's predicted length (no work)
 };
 
 class Simulator {
@@ -136,8 +137,11 @@ private:
     o.kind = Op::Compute;
     o.name = std::move(name);
     o.cat = cat;
-    o.seconds = seconds;
+    // The node's other CPU ranks slow its kernels (measured contention).
+    o.seconds = seconds * slowdown;
     o.args = std::move(args);
+    for (auto &[key, value] : o.args)
+      value *= slowdown;
     return o;
   }
 
@@ -166,6 +170,10 @@ private:
       return ops;
     const plan::Program &prog = *plan::programAt(plan, st->program());
     const DeviceProfile &p = profileOf(r.gpu_type());
+    int onNode = 0;
+    for (const plan::Rank &k : plan.ranks())
+      onNode += k.node() == r.node() && k.gpu_type() == r.gpu_type();
+    slowdown = p.contentionSlowdown(onNode);
     int64_t tpSize = st->ranks_size();
     LinkProfile tpLink =
         linkBetween(r, plan.ranks(st->ranks((r.tp_rank() + 1) % tpSize)));
@@ -175,6 +183,13 @@ private:
                              st->backward_instrs().end());
     std::vector<int32_t> upd(st->update_instrs().begin(),
                              st->update_instrs().end());
+    // The runtime does not run clip_grad_norm's kernel on several ranks:
+    // the norm is the all-reduced sum of squares (costed below), the
+    // kernel's outputs two scalars it writes.
+    std::vector<int32_t> updRun;
+    for (int32_t i : upd)
+      if (prog.instrs(i).op() != "clip_grad_norm")
+        updRun.push_back(i);
     Args fArgs, bArgs, uArgs;
     double fSec = kernels(prog, fwd, p, tpLink, tpSize, fArgs);
     double bSec = kernels(prog, bwd, p, tpLink, tpSize, bArgs);
@@ -188,7 +203,7 @@ private:
     double normBytes = 0;
     for (int32_t t : r.norm_tensors())
       normBytes += (plan::tensorBytes(prog.tensors(t)));
-    double uSec = kernels(prog, upd, p, tpLink, tpSize, uArgs) +
+    double uSec = kernels(prog, updRun, p, tpLink, tpSize, uArgs) +
                   memorySeconds(p, normBytes);
     int mbSeen = 0;
     for (const plan::Action &a : r.stream()) {
@@ -249,7 +264,8 @@ private:
           o.cat = "comm";
           o.key = "dp" + std::to_string(g);
           o.members = grp.ranks_size();
-          o.seconds = l.allReduceSeconds(bytes, n);
+          o.seconds = sharedAllReduce(p, bytes, grp.ranks(),
+                                      l.allReduceSeconds(bytes, n));
           o.waitName = "wait dp";
           o.args = {{"bytes", bytes}};
           ops.push_back(o);
@@ -268,8 +284,14 @@ private:
         o.cat = "comm";
         o.key = "norm";
         o.members = plan.ranks_size();
-        o.seconds = l.reduceLatency *
-                    std::max(1.0, std::log2(double(plan.ranks_size())));
+        // The loss, the squared norm and each rank's peak memory (doubles).
+        std::vector<int32_t> all;
+        for (const plan::Rank &k : plan.ranks())
+          all.push_back(k.id());
+        o.seconds = sharedAllReduce(
+            p, 8.0 * (2 + plan.ranks_size()), all,
+            l.reduceLatency *
+                std::max(1.0, std::log2(double(plan.ranks_size()))));
         o.waitName = "wait norm";
         ops.push_back(o);
         ops.push_back(compute("optimizer", "optimizer", uSec, uArgs));
@@ -311,6 +333,17 @@ private:
           }
         }
         break;
+      case plan::Action::SIDE_TASK: {
+        // The runtime skips slots (no side-task host yet): no time, but
+        // the trace shows where the slot falls against the bubbles.
+        const plan::SideTaskSlot &st = a.side_task();
+        Op o = compute(name, "side-task", 0,
+                       {{"steps", double(st.steps())},
+                        {"planned_start_us", st.start() * 1e6}});
+        o.slot = st.duration();
+        ops.push_back(o);
+        break;
+      }
       default:
         break;
       }
@@ -324,11 +357,12 @@ private:
   /// steady state is what a run's median step measures: every rank's
   /// stream is played kSteps times; steps kFirstShown..kLastShown (after
   /// the cold start, before the last, which no next step disturbs as in a
-  /// run) are the trace, and a rank's step is its median over them. Ranks
-  /// sharing cores take turns in patterns that repeat over 2-3 steps (one
-  /// step's slowest rank is not the period; bench/trace_compare.py takes
-  /// the same median of the measured steps).
-  static constexpr int kSteps = 8, kFirstShown = 2, kLastShown = kSteps - 2;
+  /// run) are the trace, and a rank's step is its mean over them. Ranks
+  /// sharing cores take turns in patterns that repeat every 2 or 3 steps
+  /// (a rank's steps alternate 11 and 7 ms), so one step is not the
+  /// period; the mean over twelve steps is (edges aside: bench/
+  /// trace_compare.py takes the same mean of the measured steps).
+  static constexpr int kSteps = 15, kFirstShown = 2, kLastShown = kSteps - 2;
   static bool shown(int step) {
     return step >= kFirstShown && step <= kLastShown;
   }
@@ -357,8 +391,13 @@ private:
     e.startUs = start * 1e6;
     e.durUs = seconds * 1e6;
     e.args = o.args;
+    if (o.cat == "side-task") {
+      e.tid = kBubbleThread;
+      e.durUs = o.slot * 1e6;
+    }
     out.events.push_back(std::move(e));
   }
+
 
   void wait(int rank, const Op &o, double from, double to) {
     if (to - from <= 1e-9 || !shown(o.step) || o.waitName.empty())
@@ -377,6 +416,31 @@ private:
   /// The core each rank runs on, when its node has more CPU ranks than
   /// cores: frenzy-launch binds them round-robin (the node's i-th rank on
   /// core i mod cores). Otherwise each rank has a core of its own ("").
+  /// A member's time in an all-reduce among `members`: `alone` when each
+  /// has a core of its own; when some share one (more CPU ranks than
+  /// cores), the profile's measured cost of each member's turns on its
+  /// core (DeviceProfile::sharedAllReduceSeconds; the members on a core
+  /// then run them one after another).
+  double sharedAllReduce(const DeviceProfile &p, double bytes,
+                         const google::protobuf::RepeatedField<int32_t> &members,
+                         double alone) {
+    return sharedAllReduce(p, bytes,
+                           std::vector<int32_t>(members.begin(), members.end()),
+                           alone);
+  }
+  double sharedAllReduce(const DeviceProfile &p, double bytes,
+                         const std::vector<int32_t> &members, double alone) {
+    if (cores.empty())
+      cores = coreOfRanks();
+    std::map<std::string, int> onCore;
+    int most = 1;
+    for (int32_t m : members)
+      if (m >= 0 && size_t(m) < cores.size() && !cores[m].empty())
+        most = std::max(most, ++onCore[cores[m]]);
+    double shared = p.sharedAllReduceSeconds(bytes, int(members.size()));
+    return most > 1 && shared >= 0 ? shared : alone;
+  }
+
   std::vector<std::string> coreOfRanks() {
     std::vector<std::string> core(std::max(1, plan.ranks_size()));
     std::map<std::string, int> onNode, seen;
@@ -445,6 +509,10 @@ private:
             auto &who = arrived[o.key];
             who.emplace(int(r), t);
             ready = int(who.size()) >= o.members;
+            // The last member's arrival: the members that wait for it
+            // (earlier in this pass) can go on now, not at the next event.
+            if (ready && readyAt.emplace(o.key, t).second)
+              changed = true;
           }
           if (!ready) {
             if (state[r] != Blocked) {
@@ -457,10 +525,13 @@ private:
           if (state[r] == Blocked)
             changed = true;
           if (!holds[r]) {
+            // A rank that waited is in Open MPI's poll-and-yield loop since
+            // it blocked: the runqueue has it, and the rank that has waited
+            // longest polls first and takes the core.
             if (state[r] != Blocked)
               since[r] = t;
             state[r] = Queued;
-            queuedAt[r] = t + 1e-15 * double(r);
+            queuedAt[r] = since[r] + 1e-15 * double(r);
             continue;
           }
           state[r] = Running; // holds its core: starts at once
@@ -482,10 +553,19 @@ private:
           --f;
           holds[r] = true;
           const Op &o = rankOps[r][next[r]];
-          if (o.kind != Op::Compute && t - since[r] > 1e-12)
-            wait(int(r), o, since[r], t);
+          opStart[r] = t;
+          if (o.kind != Op::Compute && t - since[r] > 1e-12) {
+            // A collective is done for a member once all arrived and it has
+            // its core again; until then it is inside the MPI call (as the
+            // runtime's trace shows it): the wait ends at the last arrival.
+            double until = t;
+            if (o.kind == Op::Collective && readyAt.count(o.key))
+              until = std::max(since[r], std::min(t, readyAt[o.key]));
+            wait(int(r), o, since[r], until);
+            opStart[r] = o.waitName.empty() && o.kind == Op::Recv ? since[r]
+                                                                   : until;
+          }
           state[r] = Running;
-          opStart[r] = o.waitName.empty() && o.kind == Op::Recv ? since[r] : t;
           endAt[r] = t + o.seconds;
         }
       }
@@ -532,16 +612,26 @@ private:
         step.args = {{"step", double(k - kFirstShown + 1)}};
         slice(int(r), step, stepStart[r][k] - base, d.back());
       }
-      std::sort(d.begin(), d.end());
-      out.rankSeconds[r] = d[d.size() / 2];
+      out.rankSeconds[r] = (stepStart[r][kLastShown + 1] -
+                            stepStart[r][kFirstShown]) /
+                           double(kLastShown - kFirstShown + 1);
       out.stepSeconds = std::max(out.stepSeconds, out.rankSeconds[r]);
     }
+    std::vector<double> from(R), to(R);
+    for (size_t r = 0; r < R; ++r) {
+      from[r] = stepStart[r][kFirstShown] - base;
+      to[r] = stepStart[r][kLastShown + 1] - base;
+    }
+    addBubbleSlices(out, from, to);
   }
 
   const plan::Plan &plan;
   const ClusterSpec &cluster;
   std::map<std::string, DeviceProfile> profiles;
   std::vector<std::vector<Op>> rankOps;
+  std::vector<std::string> cores;          // coreOfRanks(), once
+  double slowdown = 1;                     // compute(): the rank's node's
+  std::map<std::string, double> readyAt;   // collective -> last arrival
   PredictedTimeline out;
 };
 
@@ -563,6 +653,9 @@ void frenzy::writePredictedTrace(const plan::Plan &plan,
     plan::writeRankNames(s, r,
                          plan.ranks_size() > 1 ? plan::rankLabel(plan, r)
                                                : "rank 0 (one rank)");
+    s << ",\n{\"ph\":\"M\",\"pid\":" << r << ",\"tid\":" << kBubbleThread
+      << ",\"name\":\"thread_name\",\"args\":{\"name\":\"bubbles and "
+         "side-task slots\"}}";
   }
   for (const plan::TraceEvent &e : t.events) {
     s << ",\n";

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "RankRunner.h"
 
+#include "SpeedEmulation.h"
+
 #include "plan/PlanPrograms.h"
 #include "plan/TraceFormat.h"
 
@@ -350,6 +352,16 @@ StepResult RankRunner::update() {
 }
 
 void RankRunner::syncParams() {
+  // A receiver first waits until the owner's update is sent (traced as a
+  // wait, as a pipeline receive is), then receives.
+  if (trace)
+    for (const plan::CommGroup *g : tiedGroups)
+      if (g->ranks(0) != me.id() && g->tensors_size()) {
+        TraceSpan wait(trace, plan::kCommThread, "wait tied params", "wait");
+        comm.probe(g->ranks(0), g->tensors(0));
+        break;
+      }
+  double t0 = trace ? trace->now() : 0;
   for (const plan::CommGroup *g : tiedGroups) {
     int32_t owner = g->ranks(0);
     for (int32_t t : g->tensors()) {
@@ -363,6 +375,8 @@ void RankRunner::syncParams() {
     }
   }
   comm.waitSends();
+  if (trace)
+    trace->slice(plan::kCommThread, "sync tied params", "comm", t0);
 }
 
 StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
@@ -370,13 +384,32 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
   lossSum = 0;
   microBatchesRun = 0;
   StepResult result;
-  for (const plan::Action &a : me.stream()) {
+  bool timed = measure || side || speedFactor > 1;
+  times = StepTimes();
+  double stepStart = timed ? steadySeconds() : 0;
+  gapLimit.resize(size_t(me.stream_size()), 0.0);
+  for (int pos = 0; pos < me.stream_size(); ++pos) {
+    const plan::Action &a = me.stream(pos);
     double t0 = trace ? trace->now() : 0;
+    double w0 = timed ? steadySeconds() : 0;
     switch (a.kind()) {
     case plan::Action::FORWARD:
     case plan::Action::BACKWARD: {
       double cpu0 = trace ? Trace::cpuNow() : 0;
+      double tc0 = timed ? threadCpuSeconds() : 0;
       forwardOrBackward(a);
+      if (timed) {
+        double cpu = threadCpuSeconds() - tc0;
+        times.computeCpu += cpu;
+        bool fwd = a.kind() == plan::Action::FORWARD;
+        if (fwd)
+          times.forwardCpu += cpu;
+        double fixed = fwd ? forwardSeconds : backwardSeconds;
+        times.emulated += fixed > 0 ? emulateFor(w0, fixed, emulationDebt)
+                                    : emulateUntil(w0, cpu, speedFactor,
+                                                   emulationDebt);
+        times.compute += steadySeconds() - w0;
+      }
       if (trace) {
         auto args = trace->takeClassArgs();
         args.emplace_back("cpu_us", Trace::cpuNow() - cpu0);
@@ -398,6 +431,17 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
     case plan::Action::RECV:
       beginMicroBatch(a.micro_batch());
       ex->allocate(a.tensor());
+      if (timed) {
+        // The gap in front of a receive: side tasks until the message is
+        // there (MPI_Iprobe between their steps), then the wait measured.
+        double &limit = gapLimit[size_t(pos)];
+        if (side && limit > 0)
+          side->runSlot({}, [&] { return comm.arrived(a.peer(), a.tensor()); },
+                        limit);
+        comm.probe(a.peer(), a.tensor());
+        limit = steadySeconds() - w0;
+        times.recvWait += limit;
+      }
       if (trace) {
         comm.probe(a.peer(), a.tensor());
         trace->slice(plan::kCommThread, "wait " + plan::sliceName(a), "wait",
@@ -413,19 +457,28 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
     case plan::Action::REDUCE_GRADS:
       beginMicroBatch(0);
       reduceGradients();
+      if (timed)
+        times.collective += steadySeconds() - w0;
       break;
     case plan::Action::UPDATE:
       result = update();
+      if (timed)
+        times.collective += steadySeconds() - w0;
       break;
     case plan::Action::SYNC_PARAMS:
-      syncParams();
-      if (trace)
-        trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0);
+      syncParams(); // traces its wait and its transfers
+      break;
+    case plan::Action::SIDE_TASK:
+      // A slot the compiler placed (issue 14). The side-task host
+      // (--side-task) does not read plan slots yet, so it is skipped
+      // (docs/sidetasks.md).
       break;
     default:
       throw RuntimeError("plan: unknown action " + std::to_string(a.kind()));
     }
   }
+  if (timed)
+    times.step = steadySeconds() - stepStart;
   return result;
 }
 

@@ -13,6 +13,7 @@
 
 #include "Comm.h"
 #include "Executor.h"
+#include "SideTaskHost.h"
 #include "TokenInputs.h"
 #include "Trace.h"
 
@@ -20,6 +21,18 @@
 #include <optional>
 
 namespace frenzy::rt {
+
+/// Where a rank's step went (steady-clock seconds; measured when side
+/// tasks, speed emulation or wait measurement are on).
+struct StepTimes {
+  double step = 0;       // the whole step
+  double compute = 0;    // forward and backward, emulation included
+  double computeCpu = 0; // their CPU time
+  double forwardCpu = 0; // the forwards' part of it
+  double emulated = 0;   // slept to emulate a slower device
+  double recvWait = 0;   // from a receive's start to its message's arrival
+  double collective = 0; // gradient reduction and the update's all-reduce
+};
 
 struct StepResult {
   double loss = 0, gradNorm = 0;
@@ -52,6 +65,21 @@ public:
   /// traced run also separates waiting from transferring: a receive probes
   /// first, a reduction passes a barrier first (both as "wait" slices).
   void setTrace(Trace *t);
+  /// Side tasks run in front of receives whose message has not arrived
+  /// (null: none). The limit of such a gap is the wait measured at the
+  /// same place of the previous step, so the first step runs none.
+  void setSideTasks(SideTaskHost *host) { side = host; }
+  /// Forward and backward take `factor` x their CPU time (SpeedEmulation.h).
+  void setSpeedFactor(double factor) { speedFactor = factor; }
+  /// Forward and backward take fixed durations instead (seconds per
+  /// micro-batch; SpeedEmulation.h's plan emulation).
+  void setComputeDurations(double forward, double backward) {
+    forwardSeconds = forward;
+    backwardSeconds = backward;
+  }
+  /// Measures StepTimes (on with side tasks or emulation).
+  void setMeasureTimes(bool on) { measure = on; }
+  const StepTimes &stepTimes() const { return times; }
 
 private:
   void forwardOrBackward(const plan::Action &a);
@@ -91,6 +119,12 @@ private:
   double lossSum = 0;
   int64_t microBatchesRun = 0;
   Trace *trace = nullptr;
+  SideTaskHost *side = nullptr;
+  double speedFactor = 1, emulationDebt = 0;
+  double forwardSeconds = 0, backwardSeconds = 0;
+  bool measure = false;
+  StepTimes times;
+  std::vector<double> gapLimit; // by stream position: last step's wait
 };
 
 } // namespace frenzy::rt

@@ -255,7 +255,7 @@ int64_t Checkpointer::resume(Executor &ex) {
       std::sscanf(s.c_str(), "%lf %lf", &sec, &b);
       worst = std::max(worst, sec), total += b;
     }
-    std::printf("checkpoint: step %" PRId64 " read from %s (%.2f MiB, %.3f s; "
+    std::printf("checkpoint: step %" PRId64 " read from %s (%.2f MiB, %.4f s; "
                 "written by %s)\n",
                 m.step, from->path().c_str(), total / (1 << 20), worst,
                 m.planSummary.c_str());
@@ -414,7 +414,6 @@ void Checkpointer::writeManifest(int64_t step, double lr,
 }
 
 void Checkpointer::write(int64_t step, Executor &ex) {
-  double t0 = now();
   std::string final = stepDirName(o.dir, step), tmp = final + ".tmp";
   if (o.rank == 0) {
     ::mkdir(o.dir.c_str(), 0755);
@@ -424,6 +423,10 @@ void Checkpointer::write(int64_t step, Executor &ex) {
                          std::strerror(errno));
   }
   o.barrier();
+  // Timed from when every rank is here: the time the checkpoint costs, not
+  // the ranks' skew at the end of the step (which the next step's first
+  // transfer would wait for anyway).
+  double t0 = now();
   std::vector<std::string> texts = o.gather(ownedText(step, ex, tmp));
   lastWritten = step;
   if (o.rank != 0)
@@ -447,7 +450,7 @@ void Checkpointer::write(int64_t step, Executor &ex) {
     if (std::sscanf(t.c_str(), "file %*s %" SCNd64, &b) == 1)
       bytes += b;
   }
-  std::printf("checkpoint: step %" PRId64 " written to %s (%.2f MiB, %.3f s)\n",
+  std::printf("checkpoint: step %" PRId64 " written to %s (%.2f MiB, %.4f s)\n",
               step, final.c_str(), double(bytes) / (1 << 20), now() - t0);
   std::fflush(stdout);
 }
@@ -458,7 +461,9 @@ void Checkpointer::afterStep(int64_t step, Executor &ex) {
 }
 
 void Checkpointer::finish(int64_t step, Executor &ex) {
-  if (!o.dir.empty() && lastWritten != step)
+  // Resumed at or after the last step: the state is the checkpoint's, not
+  // step `step`'s, so nothing is written.
+  if (!o.dir.empty() && step > lastWritten)
     write(step, ex);
 }
 

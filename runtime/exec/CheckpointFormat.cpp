@@ -430,8 +430,15 @@ PieceWriter::~PieceWriter() {
 }
 
 void PieceWriter::put(const void *p, size_t n) {
-  if (n && std::fwrite(p, 1, n, f) != n)
-    throw RuntimeError(tmp + ": cannot write: " + std::strerror(errno));
+  // In 4 MiB pieces: one fwrite of a whole parameter was 4x slower here
+  // (390 MB/s against 1.6 GB/s, page cache).
+  const char *c = static_cast<const char *>(p);
+  for (size_t done = 0; done < n;) {
+    size_t k = std::min<size_t>(n - done, 4 << 20);
+    if (std::fwrite(c + done, 1, k, f) != k)
+      throw RuntimeError(tmp + ": cannot write: " + std::strerror(errno));
+    done += k;
+  }
   written += int64_t(n);
 }
 

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "Comm.h"
 #include "KernelBench.h"
+#include "SharedBench.h"
+#include "ContentionBench.h"
 
 #include "Tensor.h"
 
@@ -47,7 +49,7 @@ const char *kUsage =
     "and size come from timing their steps instruction by instruction.\n";
 
 struct Options {
-  std::string out, gpuType = "cpu", linksOut;
+  std::string out, gpuType = "cpu", linksOut, sharedOut;
   std::vector<std::string> plans;
   bool quick = false, force = false;
 };
@@ -193,8 +195,14 @@ bool runLinks(const Options &o, Link &l) {
   if (fd < 0)
     return false;
   close(fd);
-  std::vector<std::string> args = {"mpirun", "-np", "2", "--oversubscribe",
-                                   "--bind-to", "none"};
+  // One core each, as frenzy-launch runs ranks that do not outnumber the
+  // cores: unbound, under SCHED_FIFO beside another job's ranks, both could
+  // land on one core, where the spinning one starves the other.
+  std::vector<std::string> args = {"mpirun", "-np", "2", "--oversubscribe"};
+  if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+    args.insert(args.end(), {"--map-by", "core", "--bind-to", "core"});
+  else
+    args.insert(args.end(), {"--bind-to", "none"});
   if (geteuid() == 0)
     args.push_back("--allow-run-as-root");
   args.insert(args.end(), {exe, std::string("--links-only=") + tmpl});
@@ -240,6 +248,7 @@ std::string loadAverage() {
 }
 
 void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
+                  const SharedAllReduce &sh, const Contention &con,
                   const std::string &loadBefore) {
   std::ostringstream y;
   char buf[256];
@@ -304,6 +313,23 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
                   rate / 1e9);
     y << buf;
   }
+  if (sh.bandwidth > 0) {
+    std::snprintf(buf, sizeof(buf),
+                  "shared_allreduce: { round_us: %.3f, bandwidth_gbs: %.3f }\n",
+                  sh.roundSeconds * 1e6, sh.bandwidth / 1e9);
+    y << "# all-reduce among ranks sharing the cores (bound round-robin): "
+      << sh.what << "\n"
+      << buf;
+  }
+  if (!con.slowdown.empty()) {
+    y << "contention:   # CPU time of a step with k ranks per core / alone ("
+      << con.what << ")\n";
+    for (auto &[perCore, f] : con.slowdown) {
+      std::snprintf(buf, sizeof(buf),
+                    "  - { ranks_per_core: %d, slowdown: %.3f }\n", perCore, f);
+      y << buf;
+    }
+  }
   std::ofstream out(o.out, std::ios::trunc);
   out << y.str();
   if (!out)
@@ -322,6 +348,8 @@ Options parse(int argc, char **argv) {
       o.gpuType = a.substr(11);
     else if (a.rfind("--links-only=", 0) == 0)
       o.linksOut = a.substr(13);
+    else if (a.rfind("--shared-only=", 0) == 0)
+      o.sharedOut = a.substr(14);
     else if (a.rfind("--plan=", 0) == 0)
       o.plans.push_back(a.substr(7));
     else if (a == "--quick")
@@ -334,7 +362,7 @@ Options parse(int argc, char **argv) {
     } else
       throw rt::RuntimeError("unknown argument '" + a + "'\n" + kUsage);
   }
-  if (o.linksOut.empty() && o.out.empty())
+  if (o.linksOut.empty() && o.sharedOut.empty() && o.out.empty())
     throw rt::RuntimeError(std::string("no output file (-o PROFILE.yaml)\n") +
                            kUsage);
   if (o.gpuType.empty())
@@ -350,6 +378,8 @@ int main(int argc, char **argv) {
     openblas_set_num_threads(1); // the CPU backend's ranks run one thread
     if (!o.linksOut.empty())
       return measureLinks(o.linksOut, o.quick);
+    if (!o.sharedOut.empty())
+      return measureSharedRun(o.sharedOut, o.quick);
     struct stat st;
     if (!o.force && ::stat(o.out.c_str(), &st) == 0)
       throw rt::RuntimeError(o.out + " exists; give --force to replace it or "
@@ -379,7 +409,29 @@ int main(int argc, char **argv) {
                              "openmpi-bin)");
     }
     k.copyBytesPerSecond = l.sendBandwidth; // the send as the runtime does it
-    writeProfile(o, k, l, load);
+    std::printf("frenzy-calibrate: measuring all-reduces among ranks sharing "
+                "the cores\n");
+    std::fflush(stdout);
+    SharedAllReduce sh;
+    {
+      char self[4096];
+      ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+      if (len > 0)
+        sh = measureShared(std::string(self, size_t(len)),
+                           int(sysconf(_SC_NPROCESSORS_ONLN)), o.quick);
+    }
+    if (sh.bandwidth <= 0)
+      std::printf("frenzy-calibrate: no shared-core all-reduce measured (one "
+                  "core, or mpirun failed): the profile leaves it out\n");
+    Contention con;
+    if (!o.plans.empty()) {
+      std::printf("frenzy-calibrate: timing the step of %s beside other "
+                  "ranks\n", o.plans.back().c_str());
+      std::fflush(stdout);
+      con = measureContention(o.plans.back(),
+                              int(sysconf(_SC_NPROCESSORS_ONLN)), o.quick);
+    }
+    writeProfile(o, k, l, sh, con, load);
     std::printf("frenzy-calibrate: wrote %s (GEMM %.1f-%.1f GFLOPS, memory "
                 "%.1f-%.1f GB/s, %.2f us per kernel, MPI %.1f us / %.2f GB/s)\n",
                 o.out.c_str(),

@@ -133,7 +133,6 @@ struct Outcome {
   int64_t lastStep = 0;   // the furthest step the job reached
   int lostRank = -1;      // Lost
   Membership next;        // Shrunk, Joined
-  bool byFile = false;    // Joined/Shrunk by reading the file again (SIGHUP)
 };
 
 class Supervisor {
@@ -151,6 +150,9 @@ private:
   const ElasticOptions &o;
   /// Called with the first step a (re)started job reports.
   std::function<void(int64_t)> firstStepHook;
+  /// The cluster file as last read well: derived files are made from it
+  /// (an edit half-saved when a re-plan starts cannot spoil one).
+  std::optional<ClusterFile> file;
   Membership fileMembership, active;
   std::map<std::string, int> lost; // devices lost per node since the file
   std::string stamp;
@@ -162,9 +164,9 @@ std::optional<Membership> Supervisor::poll(bool force) {
   if (!force && s == stamp)
     return std::nullopt;
   try {
-    ClusterFile f = ClusterFile::read(o.cluster);
+    file = ClusterFile::read(o.cluster);
     stamp = s;
-    fileMembership = f.membership();
+    fileMembership = file->membership();
     // The file is the user's word on what is present: what it lists counts
     // as there, devices lost before included.
     lost.clear();
@@ -187,7 +189,7 @@ PlanInfo Supervisor::plan(const Membership &m, int generation,
     std::ofstream out(clusterPath);
     out << "# Written by frenzy-elastic from " << o.cluster
         << ": the devices present now, " << describe(m) << ".\n"
-        << ClusterFile::read(o.cluster).derive(m);
+        << file->derive(m);
     if (!out)
       throw ElasticError(clusterPath + ": cannot write the derived cluster "
                                        "file");
@@ -259,7 +261,6 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
   double errorAt = 0;
   std::optional<Membership> joining;
   double joinAt = 0;
-  bool joinByFile = false;
   std::map<int, int64_t> rankSteps;
   int status = 0;
   auto finish = [&](Outcome::Kind k) {
@@ -282,8 +283,9 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
       } else if (!isErr && std::regex_search(line, m, stoppedLine)) {
         stoppedAt = std::stoll(m[1]);
       } else if (isErr && std::regex_search(line, m, rankDied)) {
-        if (deadRank < 0) {
-          deadRank = std::stoi(m[1]);
+        int r = std::stoi(m[1]);
+        if (deadRank < 0 && r >= 0 && r < int(info.rankNode.size())) {
+          deadRank = r;
           deadAt = now();
         }
         signalled = std::stoi(m[2]);
@@ -332,6 +334,14 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
       // them now is what makes the restart quick.
       job.stop(o.stopGrace);
       pump(0);
+      // A rank that ended on its own error (its line may come through
+      // mpirun after its pid is gone) is not a lost device: re-planning
+      // would only meet the error again.
+      if (!errorLine.empty()) {
+        out.what = "a rank failed (not a lost device, so not re-planned): " +
+                   errorLine + "; " + checkpointText(o);
+        return finish(Outcome::Failed);
+      }
       const std::string &node = info.rankNode[size_t(deadRank)];
       out.what = "rank " + std::to_string(deadRank) + " (" + node +
                  ", device " +
@@ -356,12 +366,11 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
       if (std::optional<Membership> m = poll(force)) {
         bool grew, shrank;
         std::string d = difference(active, *m, &grew, &shrank);
-        std::string src = force ? "SIGHUP: " + o.cluster + " read again"
+        std::string src = force ? "signal: " + o.cluster + " read again"
                                 : o.cluster + " changed";
         if (shrank) {
           out.detected = t;
           out.next = *m;
-          out.byFile = force;
           out.what = src + " (" + d + ")";
           job.stop(o.stopGrace);
           return finish(Outcome::Shrunk);
@@ -369,7 +378,6 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
         if (grew) {
           joining = *m;
           joinAt = t;
-          joinByFile = force;
           std::ofstream(stopFile) << "join\n";
           say("join: %s (%s): %s; stopping after the next checkpoint",
               src.c_str(), d.c_str(), describe(*m).c_str());
@@ -393,10 +401,11 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
   // The job ended by itself.
   job.stop(0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-    if (stoppedAt > 0 && joining) {
-      out.detected = joinAt;
-      out.next = *joining;
-      out.byFile = joinByFile;
+    if (stoppedAt > 0) {
+      // A join called off after the ranks had seen the stop file still
+      // stopped them: the job goes on with the devices it had.
+      out.detected = joining ? joinAt : now();
+      out.next = joining ? *joining : active;
       out.what = "stopped after the checkpoint of step " +
                  std::to_string(stoppedAt);
       return finish(Outcome::Joined);
@@ -437,6 +446,7 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
 
 int Supervisor::run() {
   std::signal(SIGHUP, onHangup);
+  std::signal(SIGUSR1, onHangup);
   std::signal(SIGINT, onInterrupt);
   std::signal(SIGTERM, onInterrupt);
   ::mkdir(o.runDir.c_str(), 0755);
@@ -445,7 +455,8 @@ int Supervisor::run() {
     throw ElasticError(o.runDir + ": cannot create the run directory "
                                   "(--run-dir)");
   stamp = fileStamp(o.cluster);
-  fileMembership = ClusterFile::read(o.cluster).membership();
+  file = ClusterFile::read(o.cluster);
+  fileMembership = file->membership();
   active = fileMembership;
   if (deviceCount(active) == 0)
     throw ElasticError(o.cluster + ": lists no devices; add a node");

@@ -27,7 +27,7 @@ const char *kUsage =
     "[--frenzy-opt=PATH] [--frenzy-launch=PATH] [frenzy-opt options...]\n"
     "Trains on the devices C.yaml lists, re-planning when a rank dies or "
     "the file changes (a node added joins at the next checkpoint); SIGHUP "
-    "reads the file again. Other options go to frenzy-opt (e.g. "
+    "or SIGUSR1 reads the file again. Other options go to frenzy-opt (e.g. "
     "--global-batch=8 --seq=64).\n";
 
 } // namespace

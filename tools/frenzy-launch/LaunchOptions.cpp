@@ -21,7 +21,8 @@ const char *kUsage =
     "[--dump=DIR] [--profile] [--checkpoint-dir=DIR] [--checkpoint-every=N] "
     "[--resume=DIR] [--export=OUT.onnx] [--emit-hostfile=FILE] "
     "[--init=onnx|seed] [--trace=FILE.json] [--status-dir=DIR] "
-    "[--stop-file=FILE]\n"
+    "[--stop-file=FILE] [--side-task=[NAME=]KIND:OPTS]... "
+    "[--emulate-speed[=RANK:FACTOR,...|plan:BASE]] [--side-report=FILE.json]\n"
     "       frenzy-launch --elastic --cluster=C.yaml MODEL.onnx ... (runs "
     "frenzy-elastic: re-plans when devices leave or join)\n"
     "A plan of several ranks starts them through mpirun, unless this process "
@@ -91,6 +92,25 @@ Options parseArgs(int argc, char **argv) {
       o.stopFile = s;
     } else if (std::string s = value("--emit-hostfile="); s != "\x01") {
       o.hostfile = s;
+    } else if (a == "--emulate-speed") {
+      o.emulateSpeed = "plan";
+    } else if (std::string s = value("--emulate-speed="); s != "\x01") {
+      if (s.empty())
+        throw RuntimeError("--emulate-speed= needs RANK:FACTOR,... or "
+                           "plan:BASE (or write --emulate-speed alone for the "
+                           "plan's timeline)");
+      o.emulateSpeed = s;
+    } else if (std::string s = value("--side-task="); s != "\x01") {
+      if (s.empty())
+        throw RuntimeError("--side-task needs a task: --side-task=pagerank, "
+                           "--side-task=resize:images=64, ... "
+                           "(docs/sidetasks.md)");
+      o.sideTasks.push_back(s);
+    } else if (std::string s = value("--side-report="); s != "\x01") {
+      if (s.empty())
+        throw RuntimeError("--side-report needs a file name "
+                           "(--side-report=side.json)");
+      o.sideReport = s;
     } else if (std::string s = value("--input="); s != "\x01") {
       size_t eq = s.find('=');
       if (eq == std::string::npos || eq == 0)

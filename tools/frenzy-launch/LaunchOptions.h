@@ -28,6 +28,11 @@ struct Options {
   std::string statusDir, stopFile;
   int64_t checkpointEvery = 0;
   std::optional<uint64_t> initSeed; // --init=seed: matrices from --seed
+  // Side tasks (issue 14): --side-task=[NAME=]KIND:... (SideTaskSpec.h),
+  // --emulate-speed[=R:F,...] ("plan": factors from the plan), and
+  // --side-report=FILE (per rank and step: times, harvest, delay; JSON).
+  std::vector<std::string> sideTasks;
+  std::string emulateSpeed, sideReport;
   std::vector<std::string> argv; // as given, for relaunching under mpirun
 };
 

@@ -14,6 +14,7 @@
 #include "LaunchOptions.h"
 #include "plan/PlanPrograms.h"
 #include "RankRunner.h"
+#include "SideTasks.h"
 #include "TraceGather.h"
 #include "WeightExport.h"
 
@@ -143,6 +144,7 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
       runner.setTrace(trace.get());
     }
   }
+  SideRun sideRun(o, p, runner, comm.rank());
   int64_t tokens = p.global_batch() * p.seq();
   double total = 0;
   RankStatus status(o.statusDir, comm.rank());
@@ -160,6 +162,7 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
             .count();
     total += sec;
+    sideRun.afterStep(step, comm);
     // The ranks' memory comes with the update's all-reduce: a gather of its
     // own would be one more collective per step, a wait of every rank at
     // the step boundary (with more ranks than cores: 17 -> 12.5 ms a step).
@@ -192,6 +195,7 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
       int64_t stop = root && stopFileExists(o.stopFile);
       comm.allReduceMax(&stop, 1);
       if (stop) {
+        sideRun.finish(comm);
         status.update(step, "stopped");
         if (root)
           printStopped(step, o.stopFile);
@@ -199,19 +203,21 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
       }
     }
   }
+  // Resumed at or after --steps: nothing ran (and nothing is written).
+  int64_t ran = std::max<int64_t>(0, o.steps - first + 1);
   if (trace) {
     std::vector<std::string> all =
         gatherTrace(comm, trace->serialize(plan::rankLabel(p, comm.rank())));
     if (root) {
-      writeTraceFile(tracePath, p.ranks_size(), int(o.steps - first + 1), all);
+      writeTraceFile(tracePath, p.ranks_size(), int(ran), all);
       std::printf("wrote the measured timeline of %d ranks to %s\n",
                   p.ranks_size(), tracePath.c_str());
     }
   }
+  sideRun.finish(comm);
   if (root)
     std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n",
-                o.steps - first + 1,
-                double(tokens * (o.steps - first + 1)) / std::max(total, 1e-9));
+                ran, double(tokens * ran) / std::max(total, 1e-9));
   ckpt.finish(o.steps, runner.executor());
   status.update(o.steps, "done");
   if (!o.exportOnnx.empty() && root) {
@@ -249,6 +255,7 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
     if (o.data.empty())
       throw RuntimeError("a multi-rank plan needs --data=TOKENS.bin");
     TokenData(o.data).requireBatch(p.global_batch(), p.seq());
+    SideRun::check(o, p);
     if (!o.exportOnnx.empty() && o.checkpointDir.empty())
       throw RuntimeError("--export with a multi-rank plan gathers the weights "
                          "from the final checkpoint: give --checkpoint-dir=DIR");

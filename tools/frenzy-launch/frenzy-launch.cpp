@@ -163,7 +163,7 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
   ckpt.finish(o.steps, ex);
   status.update(o.steps, "done");
   if (trace) {
-    writeTraceFile(tracePath, 1, int(o.steps - first + 1),
+    writeTraceFile(tracePath, 1, int(std::max<int64_t>(0, o.steps - first + 1)),
                    {trace->serialize("rank 0 (one rank)")});
     std::printf("wrote the measured timeline to %s\n", tracePath.c_str());
   }
@@ -171,7 +171,7 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
     exportWeights(p, heldParameters(ex), o.exportOnnx);
     std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());
   }
-  int64_t ran = o.steps - first + 1;
+  int64_t ran = std::max<int64_t>(0, o.steps - first + 1);
   std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n", ran,
               double(tokensPerStep * ran) / std::max(totalSeconds, 1e-9));
   std::printf("memory: peak %" PRId64 " bytes (%.2f MiB) = persistent %" PRId64
@@ -216,6 +216,12 @@ int main(int argc, char **argv) {
     // plan runs here directly.
     if (p.ranks_size() > 1 || p.stages_size() > 0 || !o.hostfile.empty())
       return runMultiRank(o, p, argc, argv);
+    if (!o.sideTasks.empty() || !o.emulateSpeed.empty() ||
+        !o.sideReport.empty())
+      throw RuntimeError(o.plan + ": --side-task, --emulate-speed and "
+                         "--side-report work on multi-rank plans (side tasks "
+                         "fill the bubbles between pipeline stages; a "
+                         "one-rank plan has none)");
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {
     std::fflush(stdout);

@@ -64,6 +64,28 @@ struct DeviceProfile {
   /// CPU ranks share the machine's cores: more ranks on a node than cores
   /// run (and spin in MPI waits) in turns. 0: one device per rank (GPUs).
   int cores = 0;
+  /// An all-reduce among ranks that share cores (more ranks than cores,
+  /// frenzy-launch binds them round-robin and they yield while they wait):
+  /// each of its rounds costs every member a turn on its core (switching
+  /// processes: sharedRoundSeconds), and a core reduces its members' data
+  /// one after another at sharedReduceBandwidth. Measured by
+  /// frenzy-calibrate with 2x and 3x as many ranks as cores; 0: not
+  /// measured (a profile of an older frenzy-calibrate, or a GPU type).
+  double sharedRoundSeconds = 0, sharedReduceBandwidth = 0;
+  /// Kernels slowed by the node's other CPU ranks, by ranks per core: the
+  /// CPU time of a reference step with k ranks on every core (turns taken,
+  /// caches shared) over one process alone (frenzy-calibrate --plan).
+  std::map<int, double> contention;
+  /// The slowdown of a rank's kernels when `ranks` CPU ranks share this
+  /// node's cores (1 alone, or where not measured; beyond the measured
+  /// ranks per core, the largest measured).
+  double contentionSlowdown(int ranks) const;
+
+  /// One member's turns on its core for an all-reduce of `bytes` among
+  /// `ranks` ranks that share cores (the members on one core run one after
+  /// another), from the measured round and bandwidth; < 0 when the
+  /// profile has no such measurement.
+  double sharedAllReduceSeconds(double bytes, int ranks) const;
 
   /// Seconds of one kernel doing `flops` and moving `bytes`.
   double kernelSeconds(KernelKind kind, double flops, double bytes) const;

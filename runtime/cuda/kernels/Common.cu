@@ -30,8 +30,8 @@ Status launched(const char *kernel) {
 Status blasStatus(const char *what, cublasStatus_t e) {
   if (e == CUBLAS_STATUS_SUCCESS)
     return {};
-  return Status::error(std::string(what) + ": " + cublasGetStatusName(e) +
-                       " (" + cublasGetStatusString(e) + ")");
+  return Status::error(std::string(what) + ": " + cublasLtGetStatusName(e) +
+                       " (" + cublasLtGetStatusString(e) + ")");
 }
 
 Status rankTooHigh(const char *kernel, size_t rank) {

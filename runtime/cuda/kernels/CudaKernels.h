@@ -44,7 +44,6 @@
 #include "TensorOps.h" // runtime/cpu: the op kinds, Shape, DType
 
 #include <cublasLt.h>
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -280,6 +279,26 @@ Status attentionBackward(cudaStream_t s, FloatType t, void *dq, void *dk,
                          void *dv, const void *dout, const void *q,
                          const void *k, const void *v,
                          const cpu::AttentionConfig &c, void *workspace);
+
+/// The same attention on tensor cores (AttentionGemm.cu): cuBLASLt
+/// strided-batched GEMMs for q k^T, P v (and the four backward products)
+/// with the masked softmax and dropout in row kernels between them. Keeps
+/// f32 scores for a chunk of heads in the workspace; heads are processed in
+/// chunks that fit workspaceBytes (at least one head: see
+/// attentionGemmWorkspaceBytes with the cap you can afford). Much faster
+/// than the flash kernels above at long sequences (docs/cuda.md has the
+/// timings); the executor picks per instruction.
+size_t attentionGemmWorkspaceBytes(const cpu::AttentionConfig &c, FloatType t,
+                                   bool backward, size_t cap);
+Status attentionForwardGemm(const BlasHandles &h, cudaStream_t s, FloatType t,
+                            void *out, const void *q, const void *k,
+                            const void *v, const cpu::AttentionConfig &c,
+                            void *workspace, size_t workspaceBytes);
+Status attentionBackwardGemm(const BlasHandles &h, cudaStream_t s, FloatType t,
+                             void *dq, void *dk, void *dv, const void *dout,
+                             const void *q, const void *k, const void *v,
+                             const cpu::AttentionConfig &c, void *workspace,
+                             size_t workspaceBytes);
 
 //===--- optimizer (Optimizer.cu) -----------------------------------------===//
 

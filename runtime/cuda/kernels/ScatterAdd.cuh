@@ -2,8 +2,9 @@
 //
 // dst[(o * rows + idx[j]) * inner + c] += src[(o * numIdx + j) * inner + c]
 // for every j, the backward of gather and of the embedding lookup. Without
-// floating atomics: thread (o, c, p) owns the destination rows r with
-// r % P == p and walks j = 0..numIdx-1 in order, adding the matches, so
+// floating atomics: thread (o, c, p) owns the destination rows of range p
+// (P ranges of ceil(rows / P) rows) and walks j = 0..numIdx-1 in order,
+// adding the matches (one unsigned compare per index), so
 // each destination element sums its sources in index order, as the CPU
 // loop does (bit-identical for f32). Every thread reads every index, but
 // the lanes of a warp read the same one (a broadcast), and P is chosen so
@@ -25,13 +26,17 @@ __global__ void scatterAddRowsKernel(float *dst, const S *src,
   const int64_t total = outer * inner * parts;
   FRENZY_GRID_STRIDE(t, total) {
     const int64_t c = t % inner, p = (t / inner) % parts, o = t / (inner * parts);
+    const int64_t per = (rows + parts - 1) / parts, lo = p * per;
+    const uint64_t span = lo < rows ? uint64_t(min(per, rows - lo)) : 0;
     float *d = dst + o * rows * inner + c;
     const S *sc = src + o * numIdx * inner + c;
     for (int64_t j = 0; j < numIdx; ++j) {
       int64_t r = idx[j];
       r = r < 0 ? r + rows : r;
-      if (r < 0 || r >= rows || r % parts != p)
-        continue; // out of range was reported by the forward kernel
+      // Rows outside [0, rows) fall outside every range (the forward
+      // kernel reported them).
+      if (uint64_t(r - lo) >= span)
+        continue;
       d[r * inner] += toF(sc[j * inner]);
     }
   }

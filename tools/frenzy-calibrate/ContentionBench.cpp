@@ -1,0 +1,123 @@
+//===- ContentionBench.cpp - kernels slowed by the other ranks ------------===//
+//
+// Each child pins itself to core i mod cores, waits for the others on a
+// pipe, then runs the reference step `steps` times, taking the CPU time of
+// its own thread per step (time off the core does not count: only the
+// slowdown of the work itself) and yielding its core after each step. It
+// writes its median to a pipe. The parent takes the mean over children.
+//
+//===----------------------------------------------------------------------===//
+#include "ContentionBench.h"
+
+#include "Executor.h"
+#include "PlanLoader.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <sched.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace frenzy::calibrate {
+
+static double threadCpu() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+/// The child's work: the median CPU seconds of one step.
+static double childSteps(const plan::Plan &pl, int steps, int startFd) {
+  rt::Executor ex(pl);
+  ex.loadWeights(1234);
+  std::vector<int32_t> all(size_t(ex.program().instrs_size()));
+  std::iota(all.begin(), all.end(), 0);
+  ex.beginStep(1, 1); // warm: allocations and page faults
+  ex.run(all);
+  char go;
+  if (read(startFd, &go, 1) != 1) // every child is ready
+    return -1;
+  std::vector<double> t;
+  for (int s = 0; s < steps; ++s) {
+    ex.beginStep(s + 2, 1);
+    double c0 = threadCpu();
+    ex.run(all);
+    t.push_back(threadCpu() - c0);
+    sched_yield(); // the next rank of this core runs, as after a rank's wait
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// Mean over `n` children of their median step CPU time; < 0 on failure.
+static double runChildren(const plan::Plan &pl, int n, int cores, int steps) {
+  int start[2], results[2];
+  if (pipe(start) != 0 || pipe(results) != 0)
+    return -1;
+  std::vector<pid_t> kids;
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(i % cores, &set);
+      sched_setaffinity(0, sizeof(set), &set);
+      close(start[1]);
+      double med = -1;
+      try {
+        med = childSteps(pl, steps, start[0]);
+      } catch (...) {
+      }
+      ssize_t w = write(results[1], &med, sizeof(med));
+      _exit(w == sizeof(med) && med > 0 ? 0 : 1);
+    }
+    kids.push_back(pid);
+  }
+  close(start[0]);
+  close(results[1]);
+  std::vector<char> go(size_t(n), 'g');
+  bool ok = write(start[1], go.data(), go.size()) == ssize_t(go.size());
+  close(start[1]);
+  double sum = 0;
+  for (int i = 0; i < n; ++i) {
+    double med = 0;
+    ok = ok && read(results[0], &med, sizeof(med)) == sizeof(med) && med > 0;
+    sum += med;
+  }
+  close(results[0]);
+  for (pid_t k : kids) {
+    int status = 0;
+    waitpid(k, &status, 0);
+    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  return ok ? sum / n : -1;
+}
+
+Contention measureContention(const std::string &planPath, int cores,
+                             bool quick) {
+  Contention c;
+  if (cores < 2)
+    return c;
+  plan::Plan pl = rt::loadPlanFile(planPath);
+  int steps = quick ? 5 : 30;
+  double alone = runChildren(pl, 1, cores, steps);
+  if (alone <= 0)
+    return c;
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "step of %s: alone %.3f ms", planPath.c_str(),
+                alone * 1e3);
+  c.what = buf;
+  for (int k = 1; k <= 3; ++k) {
+    double t = runChildren(pl, k * cores, cores, steps);
+    if (t <= 0)
+      return Contention();
+    c.slowdown.push_back({k, t / alone});
+    std::snprintf(buf, sizeof(buf), ", %d per core %.3f ms", k, t * 1e3);
+    c.what += buf;
+  }
+  return c;
+}
+
+} // namespace frenzy::calibrate

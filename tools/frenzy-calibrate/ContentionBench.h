@@ -1,0 +1,34 @@
+//===- ContentionBench.h - kernels slowed by the other ranks ----*- C++ -*-===//
+//
+// The kernel rates of a profile are measured by one process alone. A plan
+// of several CPU ranks runs them together: with a core each, they share
+// the memory system; with more ranks than cores, the ranks of one core
+// take turns and each finds the caches filled by the others. Both slow the
+// same kernels down. Measured as the CPU time of a reference step in k x
+// cores processes (bound round-robin to the cores, each yielding its core
+// after every step as a rank does when it waits) against one process
+// alone, for k = 1, 2, 3.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FRENZY_TOOLS_CALIBRATE_CONTENTIONBENCH_H
+#define FRENZY_TOOLS_CALIBRATE_CONTENTIONBENCH_H
+
+#include <string>
+#include <vector>
+
+namespace frenzy::calibrate {
+
+struct Contention {
+  /// (ranks per core, CPU time of a step / alone); empty: not measured.
+  std::vector<std::pair<int, double>> slowdown;
+  std::string what; // the step times, for the profile's comment
+};
+
+/// Runs the step of the one-rank plan `planPath` in processes as above;
+/// `cores`: the machine's. Empty where it has one core or a child fails.
+Contention measureContention(const std::string &planPath, int cores,
+                             bool quick);
+
+} // namespace frenzy::calibrate
+
+#endif
