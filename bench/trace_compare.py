@@ -57,7 +57,8 @@ def steps_of(events, ranks, skip):
             busy, cls = 0.0, dict.fromkeys(CLASSES, 0.0)
             fb, fb_cpu = 0.0, 0.0
             for e in evs:
-                if e["cat"] in ("step", "wait") or e["ts"] < lo - 1 or \
+                if e["cat"] in ("step", "wait", "bubble", "side-task") or \
+                        e["ts"] < lo - 1 or \
                         e["ts"] + e["dur"] > hi + 1:
                     continue
                 busy += e["dur"]

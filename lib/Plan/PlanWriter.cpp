@@ -112,7 +112,7 @@ LogicalResult frenzy::buildPlan(ModuleOp module, ArrayRef<ModuleOp> more,
   if (failed(orders))
     return failure();
   addStagePrograms(pp, cluster, (*rec)->options, *orders, out);
-  return success();
+  return addSideTaskSlots(module, out);
 }
 
 llvm::Error frenzy::writePlanFile(const plan::Plan &plan, StringRef path) {

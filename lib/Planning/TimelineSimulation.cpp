@@ -37,6 +37,7 @@ struct Op {
   int members = 0;         // Collective: ranks taking part
   int step = 0;            // which of the played steps
   std::string waitName;    // Recv/Collective: the wait slice's name
+  double slot = 0;         // a side-task slot's predicted length (no work)
 };
 
 class Simulator {
@@ -332,6 +333,17 @@ private:
           }
         }
         break;
+      case plan::Action::SIDE_TASK: {
+        // The runtime skips slots (no side-task host yet): no time, but
+        // the trace shows where the slot falls against the bubbles.
+        const plan::SideTaskSlot &st = a.side_task();
+        Op o = compute(name, "side-task", 0,
+                       {{"steps", double(st.steps())},
+                        {"planned_start_us", st.start() * 1e6}});
+        o.slot = st.duration();
+        ops.push_back(o);
+        break;
+      }
       default:
         break;
       }
@@ -379,8 +391,13 @@ private:
     e.startUs = start * 1e6;
     e.durUs = seconds * 1e6;
     e.args = o.args;
+    if (o.cat == "side-task") {
+      e.tid = kBubbleThread;
+      e.durUs = o.slot * 1e6;
+    }
     out.events.push_back(std::move(e));
   }
+
 
   void wait(int rank, const Op &o, double from, double to) {
     if (to - from <= 1e-9 || !shown(o.step) || o.waitName.empty())
@@ -600,6 +617,12 @@ private:
                            double(kLastShown - kFirstShown + 1);
       out.stepSeconds = std::max(out.stepSeconds, out.rankSeconds[r]);
     }
+    std::vector<double> from(R), to(R);
+    for (size_t r = 0; r < R; ++r) {
+      from[r] = stepStart[r][kFirstShown] - base;
+      to[r] = stepStart[r][kLastShown + 1] - base;
+    }
+    addBubbleSlices(out, from, to);
   }
 
   const plan::Plan &plan;
@@ -630,6 +653,9 @@ void frenzy::writePredictedTrace(const plan::Plan &plan,
     plan::writeRankNames(s, r,
                          plan.ranks_size() > 1 ? plan::rankLabel(plan, r)
                                                : "rank 0 (one rank)");
+    s << ",\n{\"ph\":\"M\",\"pid\":" << r << ",\"tid\":" << kBubbleThread
+      << ",\"name\":\"thread_name\",\"args\":{\"name\":\"bubbles and "
+         "side-task slots\"}}";
   }
   for (const plan::TraceEvent &e : t.events) {
     s << ",\n";

@@ -66,6 +66,11 @@ void frenzy::buildPlanPipeline(OpPassManager &pm,
   FrenzyPipelineScheduleOptions sched;
   sched.kind = o.schedule;
   pm.addPass(createFrenzyPipelineSchedule(sched));
+  if (!o.sideTasks.empty()) {
+    FrenzyPlaceSideTasksOptions side;
+    side.sideTasks = o.sideTasks;
+    pm.addPass(createFrenzyPlaceSideTasks(side));
+  }
 }
 
 void frenzy::registerFrenzyPipelines() {
@@ -77,6 +82,6 @@ void frenzy::registerFrenzyPipelines() {
       "frenzy-plan",
       "The training step at batch 1, partitioned over a cluster and "
       "scheduled (frenzy-training, frenzy-partition, "
-      "frenzy-pipeline-schedule)",
+      "frenzy-pipeline-schedule[, frenzy-place-side-tasks])",
       buildPlanPipeline);
 }

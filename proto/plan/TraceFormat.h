@@ -69,6 +69,8 @@ inline std::string sliceName(const Action &a) {
     return "optimizer";
   case Action::SYNC_PARAMS:
     return "sync tied params";
+  case Action::SIDE_TASK:
+    return "side task " + std::to_string(a.side_task().task());
   default:
     return "action";
   }

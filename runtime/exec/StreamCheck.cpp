@@ -6,6 +6,7 @@
 #include "plan/PlanPrograms.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <set>
@@ -114,6 +115,13 @@ bool Checker::stages() {
 
 void Checker::ranks() {
   int nr = p.ranks_size();
+  for (int t = 0; t < p.side_tasks_size(); ++t) {
+    const plan::SideTask &st = p.side_tasks(t);
+    if (st.name().empty() || (st.kind() != "step" && st.kind() != "process") ||
+        st.memory_bytes() < 0 || st.steps() < -1)
+      add("side task " + std::to_string(t),
+          "needs a name, kind step or process, memory >= 0 and steps >= -1");
+  }
   for (int r = 0; r < nr; ++r) {
     const plan::Rank &rk = p.ranks(r);
     const plan::StageProgram &sp = p.stages(stageOf[r]);
@@ -140,6 +148,20 @@ void Checker::ranks() {
       std::string wa = w + " action " + std::to_string(i);
       if (!Action::Kind_IsValid(a.kind())) {
         add(wa, "has unknown kind " + std::to_string(int(a.kind())));
+        continue;
+      }
+      if (a.kind() == Action::SIDE_TASK) {
+        const plan::SideTaskSlot &st = a.side_task();
+        if (!a.has_side_task() || st.task() < 0 ||
+            st.task() >= p.side_tasks_size())
+          add(wa, "is a side-task slot of task " + std::to_string(st.task()) +
+                      " but the plan has " +
+                      std::to_string(p.side_tasks_size()) + " side task(s)");
+        else if (!(st.duration() > 0) || !(st.start() >= 0) ||
+                 !std::isfinite(st.start() + st.duration()) ||
+                 st.steps() < 0 || st.memory_bytes() < 0)
+          add(wa, "is a side-task slot with a start, duration, steps or "
+                  "memory out of range");
         continue;
       }
       bool perMb = a.kind() <= Action::RECV;
@@ -355,6 +377,10 @@ void Checker::simulate() {
           continue;
         break;
       }
+      case Action::SIDE_TASK: // local to the rank: never waits
+        ++pos[r];
+        progress = true;
+        continue;
       case Action::REDUCE_GRADS:
         set = dp[r];
         if (!together(set, *a, false, true))

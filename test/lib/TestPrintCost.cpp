@@ -31,8 +31,10 @@ struct TestPrintCostPass
 
 namespace frenzy::test {
 void registerMemoryTestPass();
+void registerBubblesTestPass();
 void registerTestPasses() {
   PassRegistration<TestPrintCostPass>();
   registerMemoryTestPass();
+  registerBubblesTestPass();
 }
 } // namespace frenzy::test

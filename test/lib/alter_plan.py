@@ -5,6 +5,7 @@ usage: alter_plan.py IN.plan OUT.plan CHANGE
 CHANGE: layer-norm-scale  the first layer_norm's scale gets one more element
         gather-axis       the first gather's axis becomes 7
         bare-v3           version 3 and no header (a plan of the old format)
+        side-task-index   the first side-task slot names a task past the list
 The plan is decoded, changed, re-encoded and re-signed
 (scripts/plan_file.py), so only the runtime's validator can refuse it.
 """
@@ -28,6 +29,10 @@ def main():
     elif change == "gather-axis":
         ins = next(i for i in prog.instrs if i.op == "gather")
         ins.attrs["axis"].i = 7
+    elif change == "side-task-index":
+        a = next(a for r in plan.ranks for a in r.stream
+                 if a.kind == pb.Action.SIDE_TASK)
+        a.side_task.task = len(plan.side_tasks)
     elif change == "bare-v3":
         plan.version = 3
         open(dst, "wb").write(plan.SerializeToString())

@@ -38,6 +38,9 @@ def main():
                 items.append(f">{a.tensor}@{a.peer}")
             elif a.kind == A.RECV:
                 items.append(f"<{a.tensor}@{a.peer}")
+            elif a.kind == A.SIDE_TASK:
+                # S<task>x<steps>: a side-task slot (issue 14).
+                items.append(f"S{a.side_task.task}x{a.side_task.steps}")
             else:
                 items.append({A.REDUCE_GRADS: "R", A.UPDATE: "U",
                               A.SYNC_PARAMS: "Y"}[a.kind])

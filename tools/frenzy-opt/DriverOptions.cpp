@@ -35,7 +35,8 @@ static cl::list<std::string> trainableWeights(
 cl::opt<std::string>
     emitKind("emit",
              cl::desc("What to print for a model: mlir, summary, or with "
-                      "--cluster report (the partition plan), json, or "
+                      "--cluster report (the partition plan), json, "
+                      "bubbles (the schedule's idle intervals), or "
                       "trace (the plan's predicted timeline, Chrome JSON), "
                       "job-options (frenzy-sched's option table)"),
              cl::init("mlir"), cl::cat(frenzyCategory));
@@ -92,6 +93,11 @@ cl::opt<std::string> scheduleKind(
     "schedule",
     cl::desc("Pipeline schedule of a multi-rank plan: 1f1b or gpipe"),
     cl::init("1f1b"), cl::cat(trainCategory));
+cl::opt<std::string> sideTaskFile(
+    "side-tasks",
+    cl::desc("With --cluster: place the side tasks of this YAML file "
+             "(docs/sidetasks.md) into the pipeline's bubbles"),
+    cl::cat(trainCategory));
 cl::opt<bool> emitJson("json", cl::desc("--predict-resources output as JSON"),
                        cl::init(false), cl::cat(trainCategory));
 cl::opt<bool> inferenceOnly(
@@ -138,8 +144,9 @@ std::optional<Mode> modeFor(llvm::StringRef input, llvm::StringRef output) {
   m.emitPlan =
       m.planning && !m.predict &&
       (emitKind.getNumOccurrences() == 0 || m.reportAndPlan || m.emitTrace);
-  m.partitioning =
-      (emitKind == "report" || emitKind == "json") && !m.reportAndPlan;
+  m.partitioning = (emitKind == "report" || emitKind == "json" ||
+                    emitKind == "bubbles") &&
+                   !m.reportAndPlan;
   m.jobOptions = emitKind == "job-options" && !m.predict;
   if (m.predict && !m.planning)
     return fail("--predict-resources needs --cluster=C.yaml");
@@ -147,8 +154,8 @@ std::optional<Mode> modeFor(llvm::StringRef input, llvm::StringRef output) {
     return fail("--emit=trace needs --cluster=C.yaml");
   if (emitKind != "mlir" && emitKind != "summary" && !m.partitioning &&
       !m.reportAndPlan && !m.emitTrace && !m.jobOptions)
-    return fail("--emit must be mlir, summary, report, json, trace or "
-                "job-options, got '" +
+    return fail("--emit must be mlir, summary, report, json, bubbles, "
+                "trace or job-options, got '" +
                 emitKind + "'");
   if (scheduleKind != "1f1b" && scheduleKind != "gpipe")
     return fail("unknown --schedule '" + scheduleKind +
@@ -214,6 +221,7 @@ void fillPlan(PlanPipelineOptions &o) {
   o.layout = layoutSpec.getValue();
   o.explain = explainPlan.getValue();
   o.schedule = scheduleKind.getValue();
+  o.sideTasks = sideTaskFile.getValue();
 }
 
 int64_t predictGlobalBatch() {

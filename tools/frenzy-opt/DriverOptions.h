@@ -23,7 +23,8 @@ extern llvm::cl::opt<int64_t> batchSize, seqLength, globalBatch, warmupSteps,
     totalSteps;
 extern llvm::cl::list<std::string> dimBindings;
 extern llvm::cl::opt<std::string> emitKind, clusterFile, lossKind,
-    optimizerKind, recomputeMode, layoutSpec, scheduleKind, precision;
+    optimizerKind, recomputeMode, layoutSpec, scheduleKind, precision,
+    sideTaskFile;
 extern llvm::cl::opt<bool> noDefaultPipeline, predictResources, explainPlan,
     emitJson, inferenceOnly;
 extern llvm::cl::opt<double> learningRate, minLearningRate, weightDecay,

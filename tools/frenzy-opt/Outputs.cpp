@@ -10,6 +10,7 @@
 
 #include "frenzy/Dialect/Frenzy/IR/Precision.h"
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
+#include "frenzy/Dialect/Frenzy/Transforms/SideTaskAttrs.h"
 #include "frenzy/Plan/PlanWriter.h"
 #include "frenzy/Planning/ResourcePrediction.h"
 #include "frenzy/Planning/TimelineSimulation.h"
@@ -102,6 +103,42 @@ int predict(ModuleOp module, const ClusterSpec &cluster,
   return 1;
 }
 
+/// The bubbles of the module's schedule: all of them (--emit=bubbles) or
+/// the per-stage summary (--emit=report), and the side tasks' harvest.
+static int printBubbles(ModuleOp module, bool all) {
+  auto mb = analyzeModuleBubbles(module, clusterFile, "frenzy-opt");
+  if (failed(mb))
+    return 1;
+  if (all) {
+    bubbles::print(mb->problem, mb->analysis, llvm::outs());
+  } else {
+    llvm::outs() << llvm::formatv("bubbles ({0}, predicted per step of "
+                                  "{1:f3} ms):\n",
+                                  mb->problem.kind,
+                                  mb->analysis.stepSeconds * 1e3);
+    bubbles::printSummary(mb->problem, mb->analysis, llvm::outs());
+  }
+  auto side = readSideTasks(module);
+  if (failed(side))
+    return 1;
+  if (*side) {
+    llvm::outs() << llvm::formatv("side tasks: harvested {0:f3} GPU-ms per "
+                                  "step in {1} slot(s)\n",
+                                  (*side)->gpuSeconds * 1e3,
+                                  (*side)->slots.size());
+    for (const RecordedSideTask &t : (*side)->tasks)
+      llvm::outs() << llvm::formatv(
+          "  {0} ({1}): {2}\n", t.name, t.kind,
+          t.gpuSeconds > 0
+              ? llvm::formatv("{0} step(s), {1:f3} GPU-ms{2}{3}",
+                              t.placedSteps, t.gpuSeconds * 1e3,
+                              t.why.empty() ? "" : "; ", t.why)
+                    .str()
+              : "not placed: " + t.why);
+  }
+  return 0;
+}
+
 int printPartition(ModuleOp module, const ClusterSpec &cluster) {
   auto rec = readPartition(module);
   if (failed(rec) || !*rec)
@@ -114,11 +151,15 @@ int printPartition(ModuleOp module, const ClusterSpec &cluster) {
     return 1;
   const PartitionPlan &plan = (*rec)->plan;
   const PartitionOptions &po = (*rec)->options;
+  if (emitKind == "bubbles")
+    return printBubbles(module, true);
   if (emitKind == "json") {
     printPlanJson(plan, cluster, *cost, po, llvm::outs());
     return 0;
   }
   printPlanReport(plan, cluster, *cost, po, llvm::outs());
+  if (int rc = printBubbles(module, false))
+    return rc;
   if (explainPlan) {
     std::vector<Alternative> alternatives = readAlternatives(module);
     llvm::outs() << "alternatives considered (" << alternatives.size()

@@ -17,6 +17,7 @@
 
 #include "frenzy/Analysis/Summary/ModelSummary.h"
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
+#include "frenzy/Dialect/Frenzy/Transforms/SideTaskAttrs.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
@@ -146,8 +147,10 @@ stepPrograms(ModelRun &r, ModuleOp planned, OwningOpRef<ModuleOp> base,
     return nullptr;
   // The plan writer reads the decision from the program it lowers.
   for (llvm::StringRef name :
-       {frenzy::kPartitionAttrName, frenzy::kScheduleAttrName})
-    (*main)->setAttr(name, planned->getAttr(name));
+       {frenzy::kPartitionAttrName, frenzy::kScheduleAttrName,
+        frenzy::kSideTasksAttrName})
+    if (mlir::Attribute a = planned->getAttr(name))
+      (*main)->setAttr(name, a);
   return main;
 }
 

@@ -30,6 +30,11 @@ mlir::LogicalResult buildPlan(mlir::ModuleOp module,
                               llvm::StringRef clusterPath,
                               const ClusterSpec &cluster, plan::Plan &out);
 
+/// Adds the side tasks `module` records (frenzy.side_tasks) and their slots,
+/// as SIDE_TASK actions in the streams of every rank of each slot's stage,
+/// before the work each slot's bubble precedes. Needs the ranks' streams.
+mlir::LogicalResult addSideTaskSlots(mlir::ModuleOp module, plan::Plan &out);
+
 /// Writes a plan atomically (temporary file, then rename).
 llvm::Error writePlanFile(const plan::Plan &plan, llvm::StringRef path);
 

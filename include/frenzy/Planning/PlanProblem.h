@@ -36,6 +36,10 @@ struct Stage {
   int64_t tp() const { return int64_t(devices.size()); }
   double seconds = 0;    // forward + backward of one micro-batch
   int64_t peakBytes = 0; // per rank
+  /// What one more micro-batch in flight adds to peakBytes (its saved
+  /// activations, or under full recomputation its received hidden state):
+  /// the bubble analysis' live memory between phases.
+  int64_t activationBytes = 0;
   /// Full recomputation as frenzy-launch runs it: only what the stage
   /// received is kept between a micro-batch's forward and backward, and
   /// the backward runs the forward again (PlanProblem::fullRecompute).

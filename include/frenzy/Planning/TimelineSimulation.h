@@ -29,6 +29,15 @@ struct PredictedTimeline {
 PredictedTimeline simulateTimeline(const plan::Plan &plan,
                                    const ClusterSpec &cluster);
 
+/// The predicted trace's third thread: idle intervals and side-task slots.
+constexpr int kBubbleThread = 2;
+
+/// Adds a "bubble" slice on kBubbleThread for every interval of rank r's
+/// step [from[r], to[r]] (seconds, as the events' times) that no slice but
+/// a wait covers.
+void addBubbleSlices(PredictedTimeline &t, const std::vector<double> &from,
+                     const std::vector<double> &to);
+
 /// The timeline as Chrome-trace JSON.
 void writePredictedTrace(const plan::Plan &plan, const PredictedTimeline &t,
                          llvm::raw_ostream &os);

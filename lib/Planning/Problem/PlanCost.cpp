@@ -364,6 +364,11 @@ llvm::Expected<PartitionPlan> PlanCost::score(PartitionPlan plan) const {
       st.peakBytes =
           stagePeak(device, st.tp(), st.firstLayer, st.lastLayer, st.embed,
                     st.head, depth - s, plan.microBatch, st.fullRecompute);
+      st.activationBytes =
+          stagePeak(device, st.tp(), st.firstLayer, st.lastLayer, st.embed,
+                    st.head, depth - s + 1, plan.microBatch,
+                    st.fullRecompute) -
+          st.peakBytes;
       if (st.peakBytes > d.memoryBytes)
         return llvm::createStringError(
             std::errc::not_enough_memory,

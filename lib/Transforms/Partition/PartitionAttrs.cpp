@@ -109,6 +109,8 @@ void frenzy::recordPartition(ModuleOp module, const RecordedPartition &rec,
       // Written only when set, so IR without recomputation reads as before.
       if (st.fullRecompute)
         d.flag("full_recompute", true);
+      if (st.activationBytes)
+        d.i64("activation_bytes", st.activationBytes);
       stages.push_back(d.i64("node", st.node)
                            .ints("devices", st.devices)
                            .ints("layers", {st.firstLayer, st.lastLayer})
@@ -246,6 +248,9 @@ frenzy::readPartition(ModuleOp module) {
       st.peakBytes = r.i64(sd, at, "peak_bytes");
       if (auto full = sd ? sd.getAs<BoolAttr>("full_recompute") : BoolAttr())
         st.fullRecompute = full.getValue();
+      if (auto a = sd ? sd.getAs<IntegerAttr>("activation_bytes")
+                      : IntegerAttr())
+        st.activationBytes = a.getInt();
       if (r.ok && st.devices.empty())
         r.fail(at, "devices", "is empty: a stage runs on at least one GPU");
     }

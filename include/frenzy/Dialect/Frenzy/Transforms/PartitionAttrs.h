@@ -11,7 +11,7 @@
 //       optimizer seconds, description,
 //       pipelines = [{micro_batches, sequences, stage_seconds,
 //                     stages = [{node, gpu, devices, layers, tp, embed,
-//                                head, seconds, peak_bytes}]}],
+//                                head, seconds, peak_bytes, activation_bytes}]}],
 //       idle = [{node, devices, why}]},
 //     frenzy.schedule = {kind = "1f1b", pipelines = [["F0 F1 B0 ...", ...]]}}
 //   every op of a block: frenzy.stage = array<i64: stage in pipeline 0, ...>,

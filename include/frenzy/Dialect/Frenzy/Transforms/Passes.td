@@ -175,4 +175,30 @@ def FrenzyPipelineSchedule : Pass<"frenzy-pipeline-schedule", "mlir::ModuleOp"> 
   let dependentDialects = ["::frenzy::FrenzyDialect"];
 }
 
+def FrenzyPlaceSideTasks : Pass<"frenzy-place-side-tasks", "mlir::ModuleOp"> {
+  let summary = "Place side-task steps into the schedule's bubbles";
+  let description = [{
+    After frenzy-pipeline-schedule: runs the bubble analysis (every idle
+    interval of every stage in one step, with the memory free then), reads
+    the side tasks of `side-tasks` (YAML, docs/sidetasks.md) and places
+    their steps greedily by priority, first-fit into the bubbles within
+    each bubble's time less `time-margin` and its free memory less
+    `memory-margin` of the GPU's capacity. Records `frenzy.side_tasks`
+    (tasks, slots) for the plan writer and prints the harvested GPU time
+    per stage and in total, and each task that did not fit and why, to
+    stderr.
+  }];
+  let options = [
+    Option<"sideTasks", "side-tasks", "std::string", "\"\"",
+           "The side-task file (YAML)">,
+    Option<"cluster", "cluster", "std::string", "\"\"",
+           "The cluster file (default: the one the partition records)">,
+    Option<"memoryMargin", "memory-margin", "double", "0.1",
+           "Share of each GPU's memory kept free beside a side task">,
+    Option<"timeMargin", "time-margin", "double", "0.05",
+           "Share of each bubble kept free at its end">,
+  ];
+  let dependentDialects = ["::frenzy::FrenzyDialect"];
+}
+
 #endif // FRENZY_TRANSFORMS_PASSES_TD

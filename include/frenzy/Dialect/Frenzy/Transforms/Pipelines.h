@@ -86,6 +86,10 @@ struct PlanPipelineOptions : TrainingOptionsBase<PlanPipelineOptions> {
   Opt<std::string> schedule{*this, "schedule",
                             llvm::cl::desc("1f1b or gpipe"),
                             llvm::cl::init("1f1b")};
+  Opt<std::string> sideTasks{
+      *this, "side-tasks",
+      llvm::cl::desc("side-task YAML to place into the bubbles (empty: "
+                     "none)")};
 };
 
 void buildTrainingPipeline(mlir::OpPassManager &pm,
