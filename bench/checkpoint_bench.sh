@@ -10,11 +10,12 @@
 # and the medians. Not a test: figures depend on the machine's disk and
 # load (run `uptime` beside it).
 #
-# usage: bench/checkpoint_bench.sh [ROUNDS] [WORKDIR]
+# usage: bench/checkpoint_bench.sh [ROUNDS] [WORKDIR] [tiny|gpt2|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${1:-3}
 work=${2:-$(mktemp -d)}
+MODELS=${3:-all}
 mkdir -p "$work"
 launch=build/bin/frenzy-launch opt=build/bin/frenzy-opt
 /usr/bin/python3 scripts/make_corpus.py data/corpus-gpl3.txt "$work/tokens" > /dev/null
@@ -52,9 +53,12 @@ bench() {
   done
 }
 
-bench tiny examples/gpt2-tiny.onnx "--batch=8 --seq=64" "1,1@2/1,1@2" \
-  "examples/cpu-4.yaml:0,1,1@4" "examples/cpu-4.yaml:2x2@4" "examples/cpu-1.yaml:"
-if /usr/bin/python3 -c "import torch" 2> /dev/null; then
+[ "$MODELS" = gpt2 ] ||
+  bench tiny examples/gpt2-tiny.onnx "--batch=8 --seq=64" "1,1@2/1,1@2" \
+    "examples/cpu-4.yaml:0,1,1@4" "examples/cpu-4.yaml:2x2@4" "examples/cpu-1.yaml:"
+if [ "$MODELS" = tiny ]; then
+  :
+elif /usr/bin/python3 -c "import torch" 2> /dev/null; then
   [ -f "$work/gpt2-124m.onnx" ] ||
     /usr/bin/python3 scripts/export_test_models.py --gpt2-124m "$work/gpt2-124m.onnx" > /dev/null 2>&1
   bench gpt2-124m "$work/gpt2-124m.onnx" "--loss=cross-entropy --batch=4 --seq=64" "6,6@2/6,6@2" \

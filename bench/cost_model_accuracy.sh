@@ -5,9 +5,10 @@
 # data-parallel ranks of 4,4,2,2,2,2 sequences, here on this machine's CPUs), the predicted timeline (frenzy-opt --emit=trace with
 # this machine's device profile) against the measured one (frenzy-launch
 # --trace, RUNS runs of STEPS steps, the first step of each skipped).
-# Prints per plan the predicted step, the measured median step and the
-# error, and the largest per-rank difference of idle time (as shares of the
-# step). Not a test: figures vary by machine and load (printed).
+# Prints per plan the predicted step, the measured step (each run: per rank
+# the mean of its steps, the slowest rank's; then the median over runs) and
+# the error, and the largest per-rank difference of idle time (as shares of
+# the step). Not a test: figures vary by machine and load (printed).
 #
 # usage: [RT=1] bench/cost_model_accuracy.sh [RUNS] [STEPS] [PROFILE.yaml]
 #   PROFILE defaults to a fresh frenzy-calibrate run on this machine.

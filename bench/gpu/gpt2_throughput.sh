@@ -9,7 +9,11 @@
 #
 # usage: bench/gpu/gpt2_throughput.sh [BATCH] [SEQ] [STEPS]
 #   PYTHON=python with torch (default python3); FRENZY_PLAN=plan.bin to use
-#   a plan made elsewhere (frenzy-opt needs MLIR, which a GPU node may lack).
+#   a plan made elsewhere (frenzy-opt needs MLIR, which a GPU node may lack);
+#   FRENZY_LAUNCH_ARGS for extra frenzy-launch flags (e.g. --init=seed).
+# frenzy's figure is the median of the per-step tokens/s from step 3 on
+# (steps 1-2 include cuBLASLt's algorithm search and the allocator's first
+# segments); PyTorch's is timed after 3 warm-up steps.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-8} T=${2:-1024} STEPS=${3:-20}
@@ -49,9 +53,11 @@ elif [ ! -x "$launch" ] || ! "$launch" --help 2>&1 | grep -q -- "--backend"; the
   echo "SKIP frenzy: $launch has no CUDA backend (--backend missing: built without CUDA or before issue 16's executor)"
 else
   $py scripts/make_corpus.py data/corpus-gpl3.txt "$work/tokens" > /dev/null 2>&1 || true
+  # shellcheck disable=SC2086
   "$launch" "$plan" --backend=cuda --steps="$STEPS" --data="$work/tokens" \
-    --log-every=1000000 | tee "$work/frenzy.txt"
-  frenzy_tps=$(awk '/^done:/ {print $4}' "$work/frenzy.txt")
+    --log-every=1 ${FRENZY_LAUNCH_ARGS:-} | tee "$work/frenzy.txt"
+  frenzy_tps=$(awk '/^step/ && $2 + 0 >= 3 { for (i = 1; i < NF; i++) if ($(i + 1) == "tokens/s") print $i }' \
+    "$work/frenzy.txt" | sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }')
   if [ -n "$frenzy_tps" ] && [ -n "$torch_tps" ]; then
     params=124439808
     peak=$(awk '/MFU/ {for (i = 1; i <= NF; i++) if ($i == "(peak") print $(i + 1)}' "$work/torch.txt")

@@ -46,6 +46,21 @@ bool Comm::launchedByMpi() {
 
 void Comm::send(const void *data, int64_t bytes, int peer, int tag) {
   Pending &p = pending.emplace_back();
+  // The smallest spare buffer that holds it, else the largest (it grows).
+  size_t fit = spare.size(), largest = spare.size();
+  for (size_t i = 0; i < spare.size(); ++i) {
+    size_t cap = spare[i].capacity();
+    if (cap >= size_t(bytes) &&
+        (fit == spare.size() || cap < spare[fit].capacity()))
+      fit = i;
+    if (largest == spare.size() || cap > spare[largest].capacity())
+      largest = i;
+  }
+  size_t pick = fit < spare.size() ? fit : largest;
+  if (pick < spare.size()) {
+    p.data = std::move(spare[pick]);
+    spare.erase(spare.begin() + long(pick));
+  }
   p.data.assign(static_cast<const char *>(data),
                 static_cast<const char *>(data) + bytes);
   for (int64_t off = 0; off < bytes || off == 0; off += kPiece) {
@@ -92,10 +107,13 @@ bool Comm::arrived(int peer, int tag) {
 }
 
 void Comm::waitSends() {
-  for (Pending &p : pending)
+  for (Pending &p : pending) {
     check(MPI_Waitall(int(p.requests.size()), p.requests.data(),
                       MPI_STATUSES_IGNORE),
           "MPI_Waitall");
+    if (spare.size() < 256)
+      spare.push_back(std::move(p.data));
+  }
   pending.clear();
 }
 

@@ -153,6 +153,40 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
     }
   }
   ex->context().tpRank = me.tp_rank();
+  planSlots = plan.side_tasks_size() > 0;
+}
+
+/// A slot of the plan: its task until the main stream can go on (the
+/// next receive's message is there) or the slot's time on this machine is
+/// over. Without a receive after it (a slot before the reduction), the
+/// time alone bounds it.
+void RankRunner::runPlanSlot(int pos) {
+  const plan::SideTaskSlot &ps = me.stream(pos).side_task();
+  int task = ps.task() >= 0 && size_t(ps.task()) < hostTask.size()
+                 ? hostTask[size_t(ps.task())]
+                 : -1;
+  double scale = slotScale > 0 ? slotScale
+                 : plan.predicted_step_seconds() > 0
+                     ? lastStep / plan.predicted_step_seconds()
+                     : 0;
+  if (task < 0 || scale <= 0)
+    return;
+  const plan::Action *recv = nullptr;
+  for (int k = pos + 1; k < me.stream_size() && !recv; ++k) {
+    const plan::Action &a = me.stream(k);
+    if (a.kind() == plan::Action::RECV)
+      recv = &a;
+    else if (a.kind() != plan::Action::SIDE_TASK)
+      break;
+  }
+  SideSlot slot;
+  slot.task = task;
+  slot.duration = ps.duration();
+  slot.memoryBytes = ps.memory_bytes();
+  std::function<bool()> ready;
+  if (recv)
+    ready = [this, recv] { return comm.arrived(recv->peer(), recv->tensor()); };
+  side->runSlot(slot, ready, ps.duration() * scale);
 }
 
 /// Checks this rank's pieces of a DP group against its gradients, once:
@@ -401,7 +435,13 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       if (timed) {
         double cpu = threadCpuSeconds() - tc0;
         times.computeCpu += cpu;
-        times.emulated += emulateUntil(w0, cpu, speedFactor, emulationDebt);
+        bool fwd = a.kind() == plan::Action::FORWARD;
+        if (fwd)
+          times.forwardCpu += cpu;
+        double fixed = fwd ? forwardSeconds : backwardSeconds;
+        times.emulated += fixed > 0 ? emulateFor(w0, fixed, emulationDebt)
+                                    : emulateUntil(w0, cpu, speedFactor,
+                                                   emulationDebt);
         times.compute += steadySeconds() - w0;
       }
       if (trace) {
@@ -429,7 +469,7 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
         // The gap in front of a receive: side tasks until the message is
         // there (MPI_Iprobe between their steps), then the wait measured.
         double &limit = gapLimit[size_t(pos)];
-        if (side && limit > 0)
+        if (side && limit > 0 && !planSlots)
           side->runSlot({}, [&] { return comm.arrived(a.peer(), a.tensor()); },
                         limit);
         comm.probe(a.peer(), a.tensor());
@@ -463,16 +503,17 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       syncParams(); // traces its wait and its transfers
       break;
     case plan::Action::SIDE_TASK:
-      // A slot the compiler placed (issue 14). The side-task host
-      // (--side-task) does not read plan slots yet, so it is skipped
-      // (docs/sidetasks.md).
+      // A slot the compiler placed (issue 14): side tasks run only here
+      // when the plan has slots; without a host the bubble stays idle.
+      if (side)
+        runPlanSlot(pos);
       break;
     default:
       throw RuntimeError("plan: unknown action " + std::to_string(a.kind()));
     }
   }
   if (timed)
-    times.step = steadySeconds() - stepStart;
+    times.step = lastStep = steadySeconds() - stepStart;
   return result;
 }
 

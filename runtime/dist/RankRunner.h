@@ -28,6 +28,7 @@ struct StepTimes {
   double step = 0;       // the whole step
   double compute = 0;    // forward and backward, emulation included
   double computeCpu = 0; // their CPU time
+  double forwardCpu = 0; // the forwards' part of it
   double emulated = 0;   // slept to emulate a slower device
   double recvWait = 0;   // from a receive's start to its message's arrival
   double collective = 0; // gradient reduction and the update's all-reduce
@@ -67,9 +68,26 @@ public:
   /// Side tasks run in front of receives whose message has not arrived
   /// (null: none). The limit of such a gap is the wait measured at the
   /// same place of the previous step, so the first step runs none.
-  void setSideTasks(SideTaskHost *host) { side = host; }
+  /// With plan slots (Action SIDE_TASK), side tasks run only in them:
+  /// `taskOfPlanTask` maps the plan's side-task index to the host's (-1:
+  /// unbound, the slot stays idle); a slot runs until the following
+  /// receive's message arrives or for its predicted duration times the
+  /// slot scale, whichever comes first.
+  void setSideTasks(SideTaskHost *host, std::vector<int> taskOfPlanTask = {}) {
+    side = host;
+    hostTask = std::move(taskOfPlanTask);
+  }
+  /// Seconds on this machine per predicted second for plan slots (the
+  /// emulation's scale); 0: the previous step's measured / predicted.
+  void setSlotScale(double s) { slotScale = s; }
   /// Forward and backward take `factor` x their CPU time (SpeedEmulation.h).
   void setSpeedFactor(double factor) { speedFactor = factor; }
+  /// Forward and backward take fixed durations instead (seconds per
+  /// micro-batch; SpeedEmulation.h's plan emulation).
+  void setComputeDurations(double forward, double backward) {
+    forwardSeconds = forward;
+    backwardSeconds = backward;
+  }
   /// Measures StepTimes (on with side tasks or emulation).
   void setMeasureTimes(bool on) { measure = on; }
   const StepTimes &stepTimes() const { return times; }
@@ -114,8 +132,13 @@ private:
   Trace *trace = nullptr;
   SideTaskHost *side = nullptr;
   double speedFactor = 1, emulationDebt = 0;
+  double forwardSeconds = 0, backwardSeconds = 0;
   bool measure = false;
   StepTimes times;
+  std::vector<int> hostTask;    // plan side task -> host task
+  double slotScale = 0, lastStep = 0;
+  bool planSlots = false;       // the plan has side-task slots
+  void runPlanSlot(int pos);
   std::vector<double> gapLimit; // by stream position: last step's wait
 };
 

@@ -14,45 +14,57 @@
 
 namespace frenzy::rt {
 
-std::vector<double> timelineFactors(const plan::Plan &p,
-                                    const std::vector<double> &cpu,
-                                    double base) {
-  std::vector<double> ratio; // predicted seconds per measured CPU second
+std::vector<double> predictedPerMicroBatch(const plan::Plan &p) {
+  std::vector<double> pred;
   for (const plan::Rank &r : p.ranks()) {
-    double pred = 0;
+    double x = 0;
     for (const plan::StageProgram &sp : p.stages())
       for (int32_t id : sp.ranks())
         if (id == r.id())
-          pred = sp.predicted_seconds();
-    double c = size_t(r.id()) < cpu.size() ? cpu[size_t(r.id())] : 0;
-    if (!(pred > 0))
+          x = sp.predicted_seconds();
+    if (!(x > 0) || !std::isfinite(x))
       throw RuntimeError("--emulate-speed: the plan predicts no compute time "
                          "for rank " + std::to_string(r.id()) + " (" +
                          r.gpu_type() + "); re-run frenzy-opt, or give the "
                          "factors: --emulate-speed=RANK:FACTOR,...");
-    ratio.push_back(c > 0 ? pred / c : 0);
+    pred.push_back(x);
   }
-  double least = 0;
-  for (double x : ratio)
-    if (x > 0 && (least == 0 || x < least))
-      least = x;
-  std::vector<double> f;
-  for (double x : ratio) // a rank that measured no compute keeps `base`
-    f.push_back(least > 0 && x > 0 ? base * x / least : base);
-  return f;
+  return pred;
 }
 
-double planEmulationBase(const std::string &spec) {
-  if (spec == "plan")
-    return 3.0;
-  if (spec.rfind("plan:", 0) != 0)
-    return 0;
+double timelineScale(const std::vector<double> &pred,
+                     const std::vector<double> &cpu, double base) {
+  // The rank with the most CPU time per predicted second gets the
+  // smallest factor (scale x predicted / CPU): base.
+  double most = 0;
+  for (size_t r = 0; r < pred.size() && r < cpu.size(); ++r)
+    most = std::max(most, cpu[r] / pred[r]);
+  return base * most;
+}
+
+PlanEmulation planEmulation(const std::string &spec) {
+  PlanEmulation e;
+  if (spec == "plan") {
+    e.base = 3.0;
+    return e;
+  }
+  bool isPlan = spec.rfind("plan:", 0) == 0,
+       isScale = spec.rfind("scale:", 0) == 0;
+  if (!isPlan && !isScale)
+    return e;
+  size_t at = isPlan ? 5 : 6;
   char *end = nullptr;
-  double b = std::strtod(spec.c_str() + 5, &end);
-  if (spec.size() == 5 || *end || !(b >= 1) || !std::isfinite(b))
-    throw RuntimeError("--emulate-speed=" + spec + ": the base after 'plan:' "
-                       "must be a number >= 1 (e.g. --emulate-speed=plan:4)");
-  return b;
+  double x = std::strtod(spec.c_str() + at, &end);
+  if (spec.size() == at || *end || !std::isfinite(x) ||
+      !(isPlan ? x >= 1 : x > 0))
+    throw RuntimeError("--emulate-speed=" + spec +
+                       (isPlan ? ": the base after 'plan:' must be a number "
+                                 ">= 1 (e.g. --emulate-speed=plan:4)"
+                               : ": the scale after 'scale:' must be a "
+                                 "positive number (emulated seconds per "
+                                 "predicted second, e.g. scale:1e3)"));
+  (isPlan ? e.base : e.scale) = x;
+  return e;
 }
 
 std::vector<double> parseSpeedFactors(const std::string &spec, int ranks) {
@@ -98,10 +110,8 @@ double steadySeconds() {
       .count();
 }
 
-double emulateUntil(double start, double cpu, double factor, double &debt) {
-  if (factor <= 1)
-    return 0;
-  double want = factor * cpu, now = steadySeconds();
+double emulateFor(double start, double want, double &debt) {
+  double now = steadySeconds();
   double target = start + want - debt, slept = 0;
   if (now < target) {
     auto until = std::chrono::steady_clock::time_point(
@@ -112,6 +122,12 @@ double emulateUntil(double start, double cpu, double factor, double &debt) {
   }
   debt = std::max(0.0, debt + (steadySeconds() - start) - want);
   return slept;
+}
+
+double emulateUntil(double start, double cpu, double factor, double &debt) {
+  if (factor <= 1)
+    return 0;
+  return emulateFor(start, factor * cpu, debt);
 }
 
 } // namespace frenzy::rt

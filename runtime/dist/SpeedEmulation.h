@@ -12,12 +12,17 @@
 // Factors: `--emulate-speed=R:F,...` names them per rank (unnamed ranks
 // 1). `--emulate-speed` alone (or `=plan:BASE`) takes them from the plan:
 // after two unscaled steps each rank's forward and backward CPU time per
-// micro-batch is measured, and each rank's factor makes that time
-// proportional to its stage's predicted seconds per micro-batch (the
-// device's speed and the stage's work together), so the CPU ranks run the
-// plan's predicted timeline, slowed by one common scale. The scale puts
-// the smallest factor at BASE (default 3): every rank then sleeps most of
-// its compute, and ranks outnumbering cores do not slow each other.
+// micro-batch is measured, and from then on each rank's forward and
+// backward take its stage's predicted seconds per micro-batch times one
+// common scale (split between forward and backward as the rank's CPU times
+// split), so the CPU ranks run the plan's predicted timeline, slowed by
+// that scale. The scale puts the smallest factor (emulated over CPU time)
+// at BASE (default 3): every rank then sleeps most of its compute, and
+// ranks outnumbering cores do not slow each other; `=scale:S` gives the
+// scale itself (runs to compare then share one timeline). A fixed
+// duration, not a
+// multiple of each call's CPU time, keeps a noisy measurement from moving
+// the timeline.
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_DIST_SPEEDEMULATION_H
 #define FRENZY_RUNTIME_DIST_SPEEDEMULATION_H
@@ -29,15 +34,23 @@
 
 namespace frenzy::rt {
 
-/// Per rank: the factor that makes `cpuPerMicroBatch[r]` (measured) take
-/// the time its stage's predicted_seconds asks for, times one scale that
-/// puts the smallest factor at `base`. Throws when the plan holds no
-/// predictions.
-std::vector<double> timelineFactors(const plan::Plan &p,
-                                    const std::vector<double> &cpuPerMicroBatch,
-                                    double base);
-/// "plan" or "plan:BASE": the base; otherwise 0.
-double planEmulationBase(const std::string &spec);
+/// Each rank's stage's predicted forward + backward seconds per
+/// micro-batch. Throws when the plan holds no prediction for a rank.
+std::vector<double> predictedPerMicroBatch(const plan::Plan &p);
+/// The scale (emulated seconds per predicted second) that puts the
+/// smallest factor (emulated over measured CPU time per micro-batch,
+/// `cpuPerMicroBatch`) at `base`: every rank sleeps at least (base - 1) /
+/// base of its compute.
+double timelineScale(const std::vector<double> &predicted,
+                     const std::vector<double> &cpuPerMicroBatch, double base);
+/// The mode of a --emulate-speed value: "plan" or "plan:BASE" (base > 0),
+/// "scale:S" (scale > 0; emulated seconds per predicted second, the same
+/// timeline in every run), else R:F factors (both 0).
+struct PlanEmulation {
+  double base = 0, scale = 0;
+};
+PlanEmulation planEmulation(const std::string &spec);
+
 /// "R:F,..." for a plan of `ranks` ranks. Throws with one line on a
 /// malformed list.
 std::vector<double> parseSpeedFactors(const std::string &spec, int ranks);
@@ -49,6 +62,8 @@ double threadCpuSeconds();
 /// (a loaded machine wakes a sleeper late, or preempts the compute): later
 /// calls sleep that much less, so the rank's total follows factor x CPU.
 double emulateUntil(double start, double cpu, double factor, double &debt);
+/// The same for a fixed duration: sleeps until `start + want - debt`.
+double emulateFor(double start, double want, double &debt);
 double steadySeconds();
 
 } // namespace frenzy::rt

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <ctime>
 #include <exception>
+#include <sched.h>
 
 namespace frenzy::rt {
 
@@ -81,18 +82,39 @@ bool SideTaskHost::active() const {
   return false;
 }
 
-int SideTaskHost::pick(const SideSlot &s) {
-  auto usable = [&](size_t i) {
-    return all[i].ready && !all[i].done && all[i].failure.empty();
+bool SideTaskHost::usable(size_t i) const {
+  return all[i].ready && !all[i].done && all[i].failure.empty();
+}
+
+int SideTaskHost::pick(const SideSlot &s, double now, double deadline,
+                       bool late, bool blocked) {
+  // A step fits when its running-mean length ends before the limit, or,
+  // where the slot ends only when the main stream can go on (`blocked`:
+  // a readiness test and a grace), when it is short enough to be a
+  // bounded delay. A task that does not fit has its
+  // estimate shrunk a little, so one slow step (a first one paying its
+  // page faults) does not keep it out for good.
+  auto fits = [&](size_t i) {
+    SideTaskState &t = all[i];
+    if (t.task->preemptible())
+      return !late || blocked;
+    bool ok = now + t.stepEstimate <= deadline ||
+              (blocked && t.stepEstimate <= grace);
+    if (!ok)
+      t.stepEstimate *= 0.9;
+    return ok;
   };
   if (s.task >= 0)
-    return size_t(s.task) < all.size() && usable(size_t(s.task)) ? s.task
-                                                                 : -1;
-  // Highest priority first; among equals, the one after the last picked.
+    return size_t(s.task) < all.size() && usable(size_t(s.task)) &&
+                   fits(size_t(s.task))
+               ? s.task
+               : -1;
+  // Highest priority first; among equals, the one after the last run.
   int best = -1;
   for (size_t k = 0; k < all.size(); ++k) {
     size_t i = (rr + k) % all.size();
-    if (usable(i) && (best < 0 || all[i].priority > all[size_t(best)].priority))
+    if (usable(i) &&
+        (best < 0 || all[i].priority > all[size_t(best)].priority) && fits(i))
       best = int(i);
   }
   if (best >= 0)
@@ -102,87 +124,102 @@ int SideTaskHost::pick(const SideSlot &s) {
 
 void SideTaskHost::runSlot(const SideSlot &s,
                            const std::function<bool()> &ready, double limit) {
-  int i = pick(s);
-  if (i < 0 || limit <= 0 || (ready && ready()))
+  if (!active() || limit <= 0 || (ready && ready()))
     return;
-  SideTaskState &t = all[size_t(i)];
-  ++step.slots;
-  double deadline = now() + limit;
-  try {
-    t.task->resume();
-  } catch (const std::exception &e) {
-    fail(t, std::string("resume: ") + e.what());
-    return;
-  }
-  if (t.task->preemptible())
-    runProcess(t, ready, deadline);
-  else
-    runSteps(t, s, ready, deadline);
-  if (t.failure.empty()) {
-    try {
-      t.task->pause();
-    } catch (const std::exception &e) {
-      fail(t, std::string("pause: ") + e.what());
+  double start = now(), deadline = start + limit;
+  bool entered = false;
+  int64_t n = 0;
+  while (s.steps <= 0 || n < s.steps) {
+    double at = now();
+    bool late = at >= deadline, blocked = ready && grace > 0;
+    if (late && !blocked)
+      break;
+    int i = pick(s, at, deadline, late, blocked);
+    if (i < 0)
+      break;
+    if (!entered) {
+      entered = true;
+      ++step.slots;
     }
+    SideTaskState &t = all[size_t(i)];
+    try {
+      t.task->resume();
+    } catch (const std::exception &e) {
+      fail(t, std::string("resume: ") + e.what());
+      continue;
+    }
+    bool mainReady = t.task->preemptible()
+                         ? runProcess(t, ready, late ? 1e300 : deadline)
+                         : runStep(t, s, ready, deadline, late);
+    ++n;
+    if (t.failure.empty()) {
+      try {
+        t.task->pause();
+      } catch (const std::exception &e) {
+        fail(t, std::string("pause: ") + e.what());
+      }
+    }
+    if (mainReady)
+      break;
   }
 }
 
-void SideTaskHost::runSteps(SideTaskState &t, const SideSlot &s,
-                            const std::function<bool()> &ready,
-                            double deadline) {
+bool SideTaskHost::runStep(SideTaskState &t, const SideSlot &s,
+                           const std::function<bool()> &ready, double deadline,
+                           bool late) {
   int64_t budget = s.memoryBytes > 0 ? s.memoryBytes : t.budget;
-  for (int64_t n = 0; s.steps <= 0 || n < s.steps; ++n) {
-    double start = now();
-    if (start + t.stepEstimate > deadline)
-      return; // would overrun: leave the rest of the slot unused
-    bool more = true;
-    try {
-      more = t.task->step();
-    } catch (const std::exception &e) {
-      fail(t, std::string("threw: ") + e.what());
-    } catch (...) {
-      fail(t, "threw an exception that is not a std::exception");
-    }
-    double end = now(), len = end - start;
-    t.seconds += len;
-    step.harvested += len;
-    if (!t.failure.empty())
-      return;
-    ++t.steps;
-    ++step.steps;
-    // A running mean that follows a task whose steps change length.
-    t.stepEstimate = t.steps == 1 ? len : 0.8 * t.stepEstimate + 0.2 * len;
-    int64_t bytes = t.task->bytesInUse();
-    if (budget > 0 && bytes > budget) {
-      fail(t, "holds " + std::to_string(bytes) + " bytes, over its budget of " +
-                  std::to_string(budget));
-      return;
-    }
-    if (!more) {
-      t.done = true;
-      return;
-    }
-    bool mainReady = ready && ready();
-    if (end > deadline) {
-      step.overrun += end - deadline;
-      ++step.overruns;
-      // Without a readiness test the main stream is taken to wait for the
-      // whole overrun; with one, only when it could have gone on.
-      if (!ready || mainReady)
-        step.delay += std::min(len, end - deadline);
-      return;
-    }
-    if (mainReady) {
-      step.delay += len; // the input arrived while this step ran
-      return;
-    }
+  double start = now();
+  bool more = true;
+  try {
+    more = t.task->step();
+  } catch (const std::exception &e) {
+    fail(t, std::string("threw: ") + e.what());
+  } catch (...) {
+    fail(t, "threw an exception that is not a std::exception");
   }
+  double end = now(), len = end - start;
+  t.seconds += len;
+  step.harvested += len;
+  // Ranks may share cores (CPU ranks; under SCHED_FIFO a running rank
+  // keeps its core until it blocks): a rank whose message has arrived must
+  // get a core before this rank's next side-task step.
+  sched_yield();
+  if (!t.failure.empty())
+    return false;
+  ++t.steps;
+  ++step.steps;
+  // A running mean that follows a task whose steps change length.
+  t.stepEstimate = t.steps == 1 ? len : 0.8 * t.stepEstimate + 0.2 * len;
+  int64_t bytes = t.task->bytesInUse();
+  if (budget > 0 && bytes > budget)
+    fail(t, "holds " + std::to_string(bytes) + " bytes, over its budget of " +
+                std::to_string(budget));
+  else if (!more)
+    t.done = true;
+  bool mainReady = ready && ready();
+  // Past the limit with the main stream still blocked and a grace allowed:
+  // no harm done, the slot goes on (as it would for a step started late).
+  bool blocked = ready && !mainReady && grace > 0;
+  if (!late && end > deadline && !blocked) {
+    // Started to fit the slot and did not: paused (the slot ends here).
+    step.overrun += end - deadline;
+    ++step.overruns;
+    // Without a readiness test the main stream is taken to wait for the
+    // whole overrun; with one, only when it could have gone on.
+    if (!ready || mainReady)
+      step.delay += std::min(len, end - deadline);
+    return true;
+  }
+  if (mainReady)
+    step.delay += len; // the main stream's input arrived while this ran
+  return mainReady;
 }
 
-void SideTaskHost::runProcess(SideTaskState &t,
+bool SideTaskHost::runProcess(SideTaskState &t,
                               const std::function<bool()> &ready,
                               double deadline) {
   double start = now(), last = start;
+  bool mainReady = false;
   timespec nap{0, 100 * 1000}; // 0.1 ms: the delay bound of a process slot
   for (;;) {
     std::string why = t.task->poll();
@@ -190,7 +227,7 @@ void SideTaskHost::runProcess(SideTaskState &t,
       t.seconds += now() - start;
       step.harvested += now() - start;
       fail(t, why);
-      return;
+      return false;
     }
     if (t.task->finished()) {
       t.done = true;
@@ -199,6 +236,7 @@ void SideTaskHost::runProcess(SideTaskState &t,
     double at = now();
     if (ready && ready()) {
       step.delay += at - last;
+      mainReady = true;
       break;
     }
     if (at >= deadline) {
@@ -206,6 +244,7 @@ void SideTaskHost::runProcess(SideTaskState &t,
         step.delay += at - deadline;
         step.overrun += at - deadline;
       }
+      mainReady = true; // the slot is over
       break;
     }
     last = at;
@@ -216,6 +255,7 @@ void SideTaskHost::runProcess(SideTaskState &t,
   step.harvested += len;
   ++t.steps;
   ++step.steps;
+  return mainReady;
 }
 
 SideReport SideTaskHost::takeStep() {

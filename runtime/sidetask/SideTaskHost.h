@@ -70,9 +70,15 @@ public:
   /// and dropped.
   void init();
   /// Runs slot `s` from now until `ready()` returns true (null: never) or
-  /// `limit` seconds have passed.
+  /// `limit` seconds have passed. Past the limit, while `ready()` is still
+  /// false, steps no longer than the grace (setGrace) go on: the main
+  /// stream is blocked anyway, and each such step delays it at most by its
+  /// length.
   void runSlot(const SideSlot &s, const std::function<bool()> &ready,
                double limit);
+  /// Longest step (seconds) that may start past a slot's limit while the
+  /// main stream is still blocked; 0 (default): none.
+  void setGrace(double seconds) { grace = seconds; }
   /// The report since the previous call (one main-job step), added to the
   /// run's total.
   SideReport takeStep();
@@ -86,17 +92,23 @@ public:
   static double now();
 
 private:
-  int pick(const SideSlot &s);
+  bool usable(size_t i) const;
+  int pick(const SideSlot &s, double now, double deadline, bool late,
+           bool blocked);
   void fail(SideTaskState &t, const std::string &why);
-  void runSteps(SideTaskState &t, const SideSlot &s,
-                const std::function<bool()> &ready, double deadline);
-  void runProcess(SideTaskState &t, const std::function<bool()> &ready,
+  /// One step; true when the slot is over (the main stream can go on, or
+  /// the step overran the limit).
+  bool runStep(SideTaskState &t, const SideSlot &s,
+               const std::function<bool()> &ready, double deadline,
+               bool late);
+  bool runProcess(SideTaskState &t, const std::function<bool()> &ready,
                   double deadline);
 
   std::vector<SideTaskState> all;
   std::function<void(const std::string &)> report;
   SideReport step, sum;
   size_t rr = 0; // round robin among tasks of equal priority
+  double grace = 0;
   bool finishedAll = false;
 };
 

@@ -161,6 +161,7 @@ SideTaskState makeSideTask(const std::string &spec) {
     c.steps = k.integer("steps", 0, 0);
     c.seed = uint64_t(k.integer("seed", int64_t(c.seed), 0));
     c.initSeed = uint64_t(k.integer("init", 0, 0));
+    c.instrs = k.integer("instrs", c.instrs, 1);
     k.done();
     st.task = std::make_unique<TrainModelTask>(c);
   } else {

@@ -5,7 +5,8 @@
 // slots, adds one that runs in front of blocked receives. KIND is one of
 //   pagerank  nodes, degree, rows (per step), tol, iters, seed
 //   resize    images, size=HxW, to=HxW, rows (per step), seed
-//   train     plan (a one-rank plan.bin), data (tokens), steps, seed, init
+//   train     plan (a one-rank plan.bin), data (tokens), steps, seed, init,
+//             instrs (instructions per step)
 //   process   cmd (the rest of the spec: a shell command)
 // and every kind takes priority=N, memory=BYTES (its budget) and
 // fail-after=N (throw at its N-th step: the failure path, for tests).

@@ -195,8 +195,14 @@ bool runLinks(const Options &o, Link &l) {
   if (fd < 0)
     return false;
   close(fd);
-  std::vector<std::string> args = {"mpirun", "-np", "2", "--oversubscribe",
-                                   "--bind-to", "none"};
+  // One core each, as frenzy-launch runs ranks that do not outnumber the
+  // cores: unbound, under SCHED_FIFO beside another job's ranks, both could
+  // land on one core, where the spinning one starves the other.
+  std::vector<std::string> args = {"mpirun", "-np", "2", "--oversubscribe"};
+  if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+    args.insert(args.end(), {"--map-by", "core", "--bind-to", "core"});
+  else
+    args.insert(args.end(), {"--bind-to", "none"});
   if (geteuid() == 0)
     args.push_back("--allow-run-as-root");
   args.insert(args.end(), {exe, std::string("--links-only=") + tmpl});

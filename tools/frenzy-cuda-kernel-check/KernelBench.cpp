@@ -166,6 +166,22 @@ void runBench() {
                                               gws.get(), cap);
            }),
            2.5 * fwdFlops, 0);
+    const size_t small = size_t(64) << 20; // 6 heads a chunk
+    report("attention fwd gemm path, 64 MiB workspace cap",
+           medianMs([&] {
+             return ck::attentionForwardGemm(env().blas, s, BF16, o.get(),
+                                             q.get(), k.get(), v.get(), c,
+                                             gws.get(), small);
+           }),
+           fwdFlops, 0);
+    report("attention bwd gemm path, 64 MiB workspace cap",
+           medianMs([&] {
+             return ck::attentionBackwardGemm(env().blas, s, BF16, dq.get(),
+                                              dk.get(), dv.get(), o.get(),
+                                              q.get(), k.get(), v.get(), c,
+                                              gws.get(), small);
+           }),
+           2.5 * fwdFlops, 0);
   }
   {
     DevFloats x(BF16, size_t(N * C)), y(BF16, size_t(N * C)),

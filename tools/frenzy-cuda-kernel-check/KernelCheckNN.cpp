@@ -290,6 +290,8 @@ void checkNorms() {
     rmsNormCase(t, 300, 768);
   }
   layerNormCase(F32, 7, 50, false);
+  layerNormCase(F32, 20, 2000, true);  // 16 columns per thread
+  layerNormCase(F32, 9, 5000, true);   // wider: the generic kernels
   softmaxCase(F32, {64, 1000}, 1, false);
   softmaxCase(F32, {64, 1000}, 1, true);
   softmaxCase(F32, {6, 33, 20}, 1, false);

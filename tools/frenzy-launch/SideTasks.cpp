@@ -21,18 +21,39 @@ namespace frenzy::rt {
 
 /// The explicit factors, or all 1 (plan emulation: known after step 2).
 static std::vector<double> factorsOf(const Options &o, const plan::Plan &p) {
-  if (o.emulateSpeed.empty() || planEmulationBase(o.emulateSpeed) > 0)
+  PlanEmulation e = o.emulateSpeed.empty() ? PlanEmulation()
+                                           : planEmulation(o.emulateSpeed);
+  if (o.emulateSpeed.empty() || e.base > 0 || e.scale > 0)
     return std::vector<double>(size_t(p.ranks_size()), 1.0);
   return parseSpeedFactors(o.emulateSpeed, p.ranks_size());
+}
+
+/// The plan's side task named `name`, or -1.
+static int planTask(const plan::Plan &p, const std::string &name) {
+  for (int t = 0; t < p.side_tasks_size(); ++t)
+    if (p.side_tasks(t).name() == name)
+      return t;
+  return -1;
 }
 
 void SideRun::check(const Options &o, const plan::Plan &p) {
   factorsOf(o, p);
   for (const std::string &arg : o.sideTasks) {
+    SideTaskBinding b = parseSideTaskArg(arg);
     try {
-      makeSideTask(parseSideTaskArg(arg).spec);
+      makeSideTask(b.spec);
     } catch (const std::invalid_argument &e) {
       throw RuntimeError(e.what());
+    }
+    // A plan with slots runs its own tasks: a binding must name one.
+    if (p.side_tasks_size() > 0 && planTask(p, b.name) < 0) {
+      std::string names;
+      for (const plan::SideTask &t : p.side_tasks())
+        names += (names.empty() ? "" : ", ") + t.name();
+      throw RuntimeError("--side-task=" + arg + ": the plan's side-task "
+                         "slots are for " + names + ", not '" + b.name +
+                         "'; write --side-task=NAME=KIND:... with one of "
+                         "those names");
     }
   }
 }
@@ -43,7 +64,7 @@ SideRun::SideRun(const Options &opts, const plan::Plan &plan,
   factors = factorsOf(o, p);
   factor = factors[size_t(rank)];
   if (!o.emulateSpeed.empty())
-    base = planEmulationBase(o.emulateSpeed);
+    emu = planEmulation(o.emulateSpeed);
   enabled = !o.sideTasks.empty() || !o.emulateSpeed.empty() ||
             !o.sideReport.empty();
   if (!enabled)
@@ -53,8 +74,27 @@ SideRun::SideRun(const Options &opts, const plan::Plan &plan,
   if (o.sideTasks.empty())
     return;
   std::vector<SideTaskState> tasks;
-  for (const std::string &arg : o.sideTasks)
-    tasks.push_back(makeSideTask(parseSideTaskArg(arg).spec));
+  std::vector<int> ofPlanTask(size_t(p.side_tasks_size()), -1);
+  for (const std::string &arg : o.sideTasks) {
+    SideTaskBinding b = parseSideTaskArg(arg);
+    int t = planTask(p, b.name);
+    if (t >= 0) { // the plan's task: its slots and priority
+      ofPlanTask[size_t(t)] = int(tasks.size());
+      tasks.push_back(makeSideTask(b.spec));
+      tasks.back().priority = p.side_tasks(t).priority();
+    } else {
+      tasks.push_back(makeSideTask(b.spec));
+    }
+  }
+  if (rank == 0)
+    for (int t = 0; t < p.side_tasks_size(); ++t)
+      if (ofPlanTask[size_t(t)] < 0)
+        std::fprintf(stderr,
+                     "frenzy-launch: warning: the plan's side task '%s' has "
+                     "no --side-task=%s=KIND:...; its slots stay idle\n",
+                     p.side_tasks(t).name().c_str(),
+                     p.side_tasks(t).name().c_str());
+  planTasks = std::move(ofPlanTask);
   int me = rank;
   host = std::make_unique<SideTaskHost>(
       std::move(tasks), [me](const std::string &line) {
@@ -63,7 +103,13 @@ SideRun::SideRun(const Options &opts, const plan::Plan &plan,
         std::fflush(stderr);
       });
   host->init();
-  runner.setSideTasks(host.get());
+  // In front of a receive the limit is the previous step's wait there; a
+  // message later than that still blocks the rank, and steps of at most
+  // half a millisecond go on until it arrives.
+  host->setGrace(5e-4);
+  // Under plan emulation side tasks start once its scale is measured.
+  if (emu.base == 0 && emu.scale == 0)
+    runner.setSideTasks(host.get(), planTasks);
 }
 
 SideRun::~SideRun() {
@@ -75,25 +121,37 @@ void SideRun::afterStep(int64_t step, Comm &comm) {
     return;
   steps.push_back({step, runner.stepTimes(),
                    host ? host->takeStep() : SideReport()});
-  if (base > 0 && steps.size() == 2) {
+  if ((emu.base > 0 || emu.scale > 0) && steps.size() == 2) {
     // The second step (the first pays its page faults): every rank's CPU
-    // per micro-batch, the same factors computed on every rank.
+    // per micro-batch, the same scale computed on every rank.
     std::vector<double> cpu(size_t(p.ranks_size()), 0.0);
     int64_t mbs = 0;
     for (const plan::StageProgram &sp : p.stages())
       for (int32_t id : sp.ranks())
         if (id == rank)
           mbs = sp.micro_batches();
-    cpu[size_t(rank)] = runner.stepTimes().computeCpu / double(std::max<int64_t>(mbs, 1));
+    const StepTimes &t = runner.stepTimes();
+    double perMb = t.computeCpu / double(std::max<int64_t>(mbs, 1));
+    cpu[size_t(rank)] = perMb;
     comm.allReduceSum(cpu.data(), int(cpu.size()));
-    factors = timelineFactors(p, cpu, base);
+    std::vector<double> pred = predictedPerMicroBatch(p);
+    scale = emu.scale > 0 ? emu.scale : timelineScale(pred, cpu, emu.base);
+    for (size_t r = 0; r < factors.size(); ++r)
+      factors[r] = cpu[r] > 0 ? scale * pred[r] / cpu[r] : 1.0;
     factor = factors[size_t(rank)];
-    runner.setSpeedFactor(factor);
+    // The rank's emulated micro-batch, split as its CPU time splits.
+    double share = t.computeCpu > 0 ? t.forwardCpu / t.computeCpu : 0.5;
+    runner.setComputeDurations(scale * pred[size_t(rank)] * share,
+                               scale * pred[size_t(rank)] * (1 - share));
+    // Side tasks start now: the scale is measured without them.
+    if (host)
+      runner.setSideTasks(host.get(), planTasks);
+    runner.setSlotScale(scale);
     if (rank == 0) {
-      std::printf("emulate-speed: from step %" PRId64 " compute takes the "
-                  "plan's predicted time per micro-batch x one scale "
-                  "(factors",
-                  step + 1);
+      std::printf("emulate-speed: from step %" PRId64 " forward and backward "
+                  "take the plan's predicted time x %.6g (--emulate-speed="
+                  "scale:%.6g; factors over CPU time",
+                  step + 1, scale, scale);
       for (size_t k = 0; k < factors.size(); ++k)
         std::printf(" %zu:%.2f", k, factors[k]);
       std::printf(")\n");
@@ -169,7 +227,7 @@ void SideRun::finish(Comm &comm) {
   SideReport sum;
   double wait = 0, stepTime = 0, compute = 0, cpu = 0;
   // Plan emulation starts after step 2: its summary starts there too.
-  int first = base > 0 ? 2 : 1;
+  int first = emu.base > 0 || emu.scale > 0 ? 2 : 1;
   for (size_t k = size_t(first); k < steps.size(); ++k) {
     sum += steps[k].r;
     wait += steps[k].t.recvWait;
@@ -184,12 +242,17 @@ void SideRun::finish(Comm &comm) {
                  rank, p.ranks(rank).gpu_type().c_str(), factor, compute, cpu,
                  cpu > 0 ? compute / cpu : 0.0, first + 1, steps.size());
   if (host) {
+    // In front of receives the harvest is part of the wait; plan slots
+    // come before the receive, whose remaining wait is what was left.
+    bool slots = p.side_tasks_size() > 0;
+    double idle = slots ? wait + sum.harvested : wait;
     mine += line("side tasks: rank %d: %" PRId64 " steps in %" PRId64
-                 " slots, harvested %.4f s of %.4f s waiting for receives "
+                 " %s, harvested %.4f s of %.4f s idle "
                  "(%.0f%%), main-stream delay <= %.4f s (%.2f%% of %.4f s), "
                  "%" PRId64 " overruns (%.4f s), %" PRId64 " failures\n",
-                 rank, sum.steps, sum.slots, sum.harvested, wait,
-                 wait > 0 ? 100 * sum.harvested / wait : 0.0, sum.delay,
+                 rank, sum.steps, sum.slots,
+                 slots ? "plan slots" : "gaps before receives", sum.harvested,
+                 idle, idle > 0 ? 100 * sum.harvested / idle : 0.0, sum.delay,
                  stepTime > 0 ? 100 * sum.delay / stepTime : 0.0, stepTime,
                  sum.overruns, sum.overrun, sum.failures);
     for (const SideTaskState &t : host->tasks())

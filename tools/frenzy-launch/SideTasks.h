@@ -11,6 +11,7 @@
 
 #include "LaunchOptions.h"
 #include "RankRunner.h"
+#include "SpeedEmulation.h"
 
 #include <memory>
 #include <vector>
@@ -43,9 +44,12 @@ private:
   RankRunner &runner;
   int rank;
   bool enabled = false;
-  double factor = 1, base = 0; // base > 0: factors from the plan
+  double factor = 1;
   std::vector<double> factors;  // every rank's, once known
+  PlanEmulation emu;            // base or scale > 0: durations from the plan
+  double scale = 0;             // the scale in use (emulated s per predicted s)
   std::unique_ptr<SideTaskHost> host;
+  std::vector<int> planTasks; // the plan's side task -> the host's
   std::vector<Step> steps;
   std::string serialize() const;
 };

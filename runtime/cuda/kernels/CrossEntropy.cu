@@ -2,10 +2,11 @@
 //
 // Three launches, no host round trip: (1) count the rows that count (the
 // target is not ignore_index) and report a label outside [0, V);
-// (2) one block per row: max, sum of e^(z - max) in double, the row's loss
-// lse - z[target] and, when asked, the gradient
-// dloss * factor * (softmax - onehot) written in the same sweep (the fused
-// form: the logits are read twice, not four times); (3) one block adds the
+// (2) one block per row: the max and the sum of e^(z - max) in one online
+// sweep (each thread rescales its running sum when its max grows; the
+// block combines (max, sum) pairs), the row's loss lse - z[target] and,
+// when asked, the gradient dloss * factor * (softmax - onehot) in a second
+// sweep (the fused form: the logits are read twice); (3) one block adds the
 // row losses in order and divides by the count (mean) as the CPU does.
 // Workspace: N doubles of row losses and the count.
 //
@@ -35,6 +36,39 @@ __global__ void countRowsKernel(const int64_t *targets, int64_t N, int64_t V,
     *counted = n;
 }
 
+/// Combines per-thread (max, sum of e^(x - max)) over the block; every
+/// thread gets the row's pair. Fixed shuffle tree: deterministic.
+__device__ __forceinline__ void blockMaxSum(float &m, double &sum,
+                                           float *sm, double *ss) {
+  auto merge = [](float &m1, double &s1, float m2, double s2) {
+    const float M = fmaxf(m1, m2);
+    if (M == -INFINITY)
+      return; // both empty
+    s1 = s1 * double(expf(m1 - M)) + s2 * double(expf(m2 - M));
+    m1 = M;
+  };
+  for (int o = 16; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+    const double s2 = __shfl_xor_sync(0xffffffffu, sum, o);
+    merge(m, sum, m2, s2);
+  }
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  __syncthreads();
+  if (lane == 0) {
+    sm[warp] = m;
+    ss[warp] = sum;
+  }
+  __syncthreads();
+  const int warps = blockDim.x >> 5;
+  m = lane < warps ? sm[lane] : -INFINITY;
+  sum = lane < warps ? ss[lane] : 0.0;
+  for (int o = 16; o > 0; o >>= 1) {
+    const float m2 = __shfl_xor_sync(0xffffffffu, m, o);
+    const double s2 = __shfl_xor_sync(0xffffffffu, sum, o);
+    merge(m, sum, m2, s2);
+  }
+}
+
 template <typename T>
 __global__ void crossEntropyRowKernel(double *rowLoss, T *dlogits,
                                       const T *logits, const int64_t *targets,
@@ -62,14 +96,18 @@ __global__ void crossEntropyRowKernel(double *rowLoss, T *dlogits,
       continue;
     }
     const T *z = logits + row * V;
-    float mx = -INFINITY;
-    for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
-      mx = fmaxf(mx, toF(z[j]));
-    mx = blockMax(mx, sharedF);
-    double sum = 0;
-    for (int64_t j = threadIdx.x; j < V; j += blockDim.x)
-      sum += expf(toF(z[j]) - mx);
-    sum = blockSum(sum, sharedD);
+    float mx = -INFINITY, part = 0.0f;
+    for (int64_t j = threadIdx.x; j < V; j += blockDim.x) {
+      const float v = toF(z[j]);
+      if (v > mx) {
+        part = part * expf(mx - v) + 1.0f; // 0 * e^-inf = 0 at the start
+        mx = v;
+      } else if (v != -INFINITY) { // -inf - -inf would be NaN
+        part += expf(v - mx);
+      }
+    }
+    double sum = part;
+    blockMaxSum(mx, sum, sharedF, sharedD);
     if (threadIdx.x == 0)
       rowLoss[row] = double(mx) + ::log(sum) - double(toF(z[t]));
     if (d) {

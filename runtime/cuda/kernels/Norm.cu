@@ -91,6 +91,105 @@ __global__ void layerNormBackwardKernel(T *dx, float *partial, const T *dout,
   }
 }
 
+/// Rows of up to kNormThreads * K columns with each thread's K values of
+/// x (and dy) in registers: each row is read from memory once, and the
+/// backward's column partials stay in registers until the block's last
+/// row (the generic kernels above re-read rows and update the partials in
+/// memory). Same formulas and per-block partial slices.
+template <typename T, int K>
+__global__ void layerNormForwardRegKernel(T *out, float *mean, float *rstd,
+                                          const T *x, const float *w,
+                                          const float *b, int64_t N, int64_t C,
+                                          float eps) {
+  __shared__ float shared[32];
+  for (int64_t row = blockIdx.x; row < N; row += gridDim.x) {
+    const T *xr = x + row * C;
+    float xv[K], acc = 0.0f;
+    for (int u = 0; u < K; ++u) {
+      const int64_t c = threadIdx.x + int64_t(u) * blockDim.x;
+      xv[u] = c < C ? toF(xr[c]) : 0.0f;
+      acc += xv[u];
+    }
+    const float m = blockSum(acc, shared) / float(C);
+    acc = 0.0f;
+    for (int u = 0; u < K; ++u) {
+      const int64_t c = threadIdx.x + int64_t(u) * blockDim.x;
+      const float d = c < C ? xv[u] - m : 0.0f;
+      acc += d * d;
+    }
+    const float sd = 1.0f / sqrtf(blockSum(acc, shared) / float(C) + eps);
+    T *y = out + row * C;
+    for (int u = 0; u < K; ++u) {
+      const int64_t c = threadIdx.x + int64_t(u) * blockDim.x;
+      if (c < C) {
+        const float v = (xv[u] - m) * sd * w[c];
+        y[c] = fromF<T>(b ? v + b[c] : v);
+      }
+    }
+    if (threadIdx.x == 0) {
+      if (mean) mean[row] = m;
+      if (rstd) rstd[row] = sd;
+    }
+  }
+}
+
+template <typename T, int K>
+__global__ void layerNormBackwardRegKernel(T *dx, float *partial,
+                                          const T *dout, const T *x,
+                                          const float *w, int64_t N, int64_t C,
+                                          float eps) {
+  __shared__ float shared[32];
+  float pw[K], pb[K], wv[K];
+  for (int u = 0; u < K; ++u) {
+    const int64_t c = threadIdx.x + int64_t(u) * blockDim.x;
+    pw[u] = pb[u] = 0.0f;
+    wv[u] = c < C ? w[c] : 0.0f;
+  }
+  for (int64_t row = blockIdx.x; row < N; row += gridDim.x) {
+    const T *xr = x + row * C, *dy = dout + row * C;
+    float xv[K], gv[K], acc = 0.0f;
+    for (int u = 0; u < K; ++u) {
+      const int64_t c = threadIdx.x + int64_t(u) * blockDim.x;
+      xv[u] = c < C ? toF(xr[c]) : 0.0f;
+      gv[u] = c < C ? toF(dy[c]) : 0.0f;
+      acc += xv[u];
+    }
+    const float m = blockSum(acc, shared) / float(C);
+    acc = 0.0f;
+    for (int u = 0; u < K; ++u) {
+      const int64_t c = threadIdx.x + int64_t(u) * blockDim.x;
+      const float d = c < C ? xv[u] - m : 0.0f;
+      acc += d * d;
+    }
+    const float sd = 1.0f / sqrtf(blockSum(acc, shared) / float(C) + eps);
+    float sumD = 0.0f, sumDX = 0.0f;
+    for (int u = 0; u < K; ++u) {
+      xv[u] = (xv[u] - m) * sd; // xhat from here on (0 past C: gv is 0)
+      const float d = gv[u] * wv[u];
+      sumD += d;
+      sumDX += d * xv[u];
+      pw[u] += gv[u] * xv[u];
+      pb[u] += gv[u];
+    }
+    const float meanD = blockSum(sumD, shared) / float(C);
+    const float meanDX = blockSum(sumDX, shared) / float(C);
+    T *dxr = dx + row * C;
+    for (int u = 0; u < K; ++u) {
+      const int64_t c = threadIdx.x + int64_t(u) * blockDim.x;
+      if (c < C)
+        dxr[c] = fromF<T>(sd * (gv[u] * wv[u] - meanD - xv[u] * meanDX));
+    }
+  }
+  float *ps = partial + blockIdx.x * 2 * C;
+  for (int u = 0; u < K; ++u) {
+    const int64_t c = threadIdx.x + int64_t(u) * blockDim.x;
+    if (c < C) {
+      ps[c] = pw[u];
+      ps[C + c] = pb[u];
+    }
+  }
+}
+
 /// grad[c] += sum over the G slices of partial[g * stride + c], in order.
 __global__ void addColumnPartials(float *grad, const float *partial,
                                   int64_t groups, int64_t stride, int64_t C) {
@@ -154,9 +253,18 @@ Status layerNormForward(cudaStream_t s, FloatType t, void *out, float *mean,
     return {};
   withFloatType(t, [&](auto tag) {
     using T = decltype(tag);
-    layerNormForwardKernel<T><<<blocksFor(N, 1), kNormThreads, 0, s>>>(
-        static_cast<T *>(out), mean, rstd, static_cast<const T *>(x), weight,
-        bias, N, C, eps);
+    T *y = static_cast<T *>(out);
+    const T *xi = static_cast<const T *>(x);
+    if (C <= kNormThreads * 4)
+      layerNormForwardRegKernel<T, 4><<<blocksFor(N, 1), kNormThreads, 0, s>>>(
+          y, mean, rstd, xi, weight, bias, N, C, eps);
+    else if (C <= kNormThreads * 16)
+      layerNormForwardRegKernel<T, 16>
+          <<<blocksFor(N, 1), kNormThreads, 0, s>>>(y, mean, rstd, xi, weight,
+                                                    bias, N, C, eps);
+    else
+      layerNormForwardKernel<T><<<blocksFor(N, 1), kNormThreads, 0, s>>>(
+          y, mean, rstd, xi, weight, bias, N, C, eps);
   });
   return launched("layer_norm");
 }
@@ -175,9 +283,17 @@ Status layerNormBackward(cudaStream_t s, FloatType t, void *dx,
   float *partial = static_cast<float *>(workspace);
   withFloatType(t, [&](auto tag) {
     using T = decltype(tag);
-    layerNormBackwardKernel<T><<<unsigned(G), kNormThreads, 0, s>>>(
-        static_cast<T *>(dx), partial, static_cast<const T *>(dout),
-        static_cast<const T *>(x), weight, N, C, eps);
+    T *g = static_cast<T *>(dx);
+    const T *dy = static_cast<const T *>(dout), *xi = static_cast<const T *>(x);
+    if (C <= kNormThreads * 4)
+      layerNormBackwardRegKernel<T, 4><<<unsigned(G), kNormThreads, 0, s>>>(
+          g, partial, dy, xi, weight, N, C, eps);
+    else if (C <= kNormThreads * 16)
+      layerNormBackwardRegKernel<T, 16><<<unsigned(G), kNormThreads, 0, s>>>(
+          g, partial, dy, xi, weight, N, C, eps);
+    else
+      layerNormBackwardKernel<T><<<unsigned(G), kNormThreads, 0, s>>>(
+          g, partial, dy, xi, weight, N, C, eps);
   });
   Status st = launched("layer_norm_grad");
   if (!st.ok())

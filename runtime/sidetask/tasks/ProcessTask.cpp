@@ -19,8 +19,10 @@ ProcessTask::~ProcessTask() { finish(); }
 void ProcessTask::init(int64_t) {
   if (cmd.empty())
     throw std::invalid_argument("process: no command given");
-  std::string sh = "/bin/sh", flag = "-c";
-  char *argv[] = {sh.data(), flag.data(), cmd.data(), nullptr};
+  // The shell stops itself before the command: nothing of it runs before
+  // the first slot (a SIGSTOP sent from here could come too late).
+  std::string sh = "/bin/sh", flag = "-c", script = "kill -STOP $$; " + cmd;
+  char *argv[] = {sh.data(), flag.data(), script.data(), nullptr};
   // A process group of its own: SIGSTOP and SIGCONT reach every process the
   // command starts, not only the shell.
   posix_spawnattr_t attr;
@@ -34,7 +36,11 @@ void ProcessTask::init(int64_t) {
     throw std::runtime_error("process: cannot start '" + cmd +
                              "': " + std::strerror(err));
   }
-  ::kill(-pid, SIGSTOP); // runs only inside slots
+  int status = 0;
+  if (waitpid(pid, &status, WUNTRACED) != pid || !WIFSTOPPED(status)) {
+    pid = -1;
+    throw std::runtime_error("process: '" + cmd + "' ended before it ran");
+  }
 }
 
 void ProcessTask::pause() {
@@ -88,7 +94,9 @@ int64_t ProcessTask::bytesInUse() const {
 std::string ProcessTask::progress() const {
   if (exitedCleanly)
     return "exited cleanly";
-  return pid > 0 ? "running (pid " + std::to_string(pid) + ")" : death;
+  if (pid > 0)
+    return "running (pid " + std::to_string(pid) + ")";
+  return death.empty() ? "stopped at the end of the run" : death;
 }
 
 } // namespace frenzy::rt

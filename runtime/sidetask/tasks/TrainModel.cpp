@@ -7,6 +7,7 @@
 #include "TokenInputs.h"
 #include "plan/TraceFormat.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
@@ -34,8 +35,14 @@ void TrainModelTask::init(int64_t memoryBudget) {
   tokens = std::make_unique<TokenData>(cfg.data);
   inputs = std::make_unique<TokenInputs>(TokenInputs::bind(*ex));
   tokens->requireBatch(inputs->rows(), inputs->seq());
+  // Pieces of at most cfg.instrs instructions of each phase, in order:
+  // the executor runs any prefix of the order, so a step can be that short.
   for (const plan::Phase &ph : plan::oneRankPhases(ex->program()))
-    phases.push_back(ph.instrs);
+    for (size_t i = 0; i < ph.instrs.size(); i += size_t(cfg.instrs))
+      phases.emplace_back(ph.instrs.begin() + long(i),
+                          ph.instrs.begin() +
+                              long(std::min(ph.instrs.size(),
+                                            i + size_t(cfg.instrs))));
   if (phases.empty())
     throw std::invalid_argument("train: " + cfg.plan + " has no instructions");
   // The persistent part (weights, optimizer state) is known now; the

@@ -3,10 +3,10 @@
 // Trains the model of a one-rank plan.bin (any ONNX model frenzy-opt can
 // plan, e.g. `frenzy-opt examples/gpt2-tiny.onnx --batch=1 --seq=16
 // --cluster=examples/cpu-1.yaml`) on a token file with the CPU executor,
-// the code path `frenzy-launch PLAN` runs. One side-task step is one phase
-// of a training step (the forward, the backward or the update, as the
-// measured trace splits them), so a step fits a bubble; the losses equal
-// those of frenzy-launch on the same plan, data and seeds.
+// the code path `frenzy-launch PLAN` runs. One side-task step runs at most
+// `instrs` instructions of a training step (in program order, within one
+// phase: forward, backward or update), so a step fits a bubble; the losses
+// equal those of frenzy-launch on the same plan, data and seeds.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_SIDETASK_TASKS_TRAINMODEL_H
@@ -34,6 +34,7 @@ public:
     int64_t steps = 0;     // training steps; 0: unbounded
     uint64_t seed = 1234;  // frenzy-launch's --seed
     uint64_t initSeed = 0; // 0: the model's weights; else --init=seed
+    int64_t instrs = 8;    // instructions per side-task step, at most
   };
   explicit TrainModelTask(Config c);
   ~TrainModelTask() override;
