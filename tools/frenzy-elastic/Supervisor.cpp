@@ -408,6 +408,9 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
           "stopped after the checkpoint of step " + std::to_string(stoppedAt);
       return finish(Outcome::Joined);
     }
+    if (joining)
+      say("join: the last step came before the next checkpoint; %s not used",
+          describe(*joining).c_str());
     return finish(Outcome::Done);
   }
   if (deadRank >= 0 && !(errorAt > 0 && errorAt < deadAt)) {
