@@ -56,6 +56,9 @@ while IFS='=' read -r name seeds; do
   # allow_user_poisoning=0: LLVM's headers poison BumpPtrAllocator slabs
   # when compiled with ASan, but Debian's MLIR libraries that allocate them
   # are not, so ASan reports MLIR's own context set-up as use-after-poison.
+  # UBSan: FRENZY_FUZZ builds it recoverable (no -fno-sanitize-recover), so
+  # without halt_on_error a report is printed and the input counts as fine.
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:allow_user_poisoning=0 \
     build-fuzz/fuzz/fuzz-"$name" -max_total_time="$secs" -timeout=10 "${seed[@]}" \
     -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \

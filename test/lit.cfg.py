@@ -61,3 +61,23 @@ if python_has("onnx"):
     config.available_features.add("onnx")
 else:
     lit_config.note("python3-onnx not found: external-data tests are UNSUPPORTED")
+
+# The CUDA backend (docs/cuda.md): 'cuda-backend' when frenzy-launch was
+# built with it, 'cuda-gpu' when nvidia-smi lists a GPU. The end-to-end CUDA
+# tests need both and are UNSUPPORTED otherwise, with the reason below.
+if config.frenzy_cuda_backend in ("ON", "1", "TRUE"):
+    config.available_features.add("cuda-backend")
+else:
+    lit_config.note("frenzy-launch built without the CUDA backend: CUDA end-to-end tests are UNSUPPORTED")
+try:
+    smi = subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, timeout=60, text=True)
+    has_gpu = smi.returncode == 0 and "GPU " in smi.stdout
+except (OSError, subprocess.TimeoutExpired):
+    has_gpu = False
+if has_gpu:
+    config.available_features.add("cuda-gpu")
+    if "H100" in smi.stdout:
+        config.available_features.add("cuda-h100")
+else:
+    lit_config.note("no NVIDIA GPU (nvidia-smi -L lists none): CUDA end-to-end tests are UNSUPPORTED (needs a GPU to verify)")

@@ -33,9 +33,11 @@ int64_t intAttr(const onnx::NodeProto &n, const char *name, int64_t dflt) {
 }
 
 std::vector<int64_t> strides(const std::vector<int64_t> &shape) {
+  // Saturating: a splat's shape is not bounded by the fold limit, and its
+  // strides are computed though never used to index.
   std::vector<int64_t> s(shape.size(), 1);
   for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
-    s[i] = s[i + 1] * shape[i + 1];
+    s[i] = saturatingMul(s[i + 1], shape[i + 1]);
   return s;
 }
 
@@ -108,12 +110,13 @@ elementwise(const Inputs &in, int32_t outType,
       for (size_t d = 0; d < r.shape.size(); ++d)
         j += (i / outStrides[d]) % r.shape[d] * inStrides[k][d];
       fv[k] = in[k]->valueAt(j);
-      iv[k] = in[k]->isFloat() ? (int64_t)in[k]->floatAt(j) : in[k]->intAt(j);
+      iv[k] = in[k]->isFloat() ? saturatingInt(in[k]->floatAt(j))
+                               : in[k]->intAt(j);
     }
     if (isFloatType(outType))
       r.floats.push_back(computeInFloat ? ff(fv) : double(fi(iv)));
     else
-      r.ints.push_back(computeInFloat ? (int64_t)ff(fv) : fi(iv));
+      r.ints.push_back(computeInFloat ? saturatingInt(ff(fv)) : fi(iv));
   }
   return r;
 }
@@ -135,16 +138,24 @@ std::optional<ConstantTensor> gather(const onnx::NodeProto &node,
   r.shape.assign(data.shape.begin(), data.shape.begin() + axis);
   r.shape.insert(r.shape.end(), idx.shape.begin(), idx.shape.end());
   r.shape.insert(r.shape.end(), data.shape.begin() + axis + 1, data.shape.end());
-  if (r.numElements() > kMaxDenseFoldElements)
+  int64_t n = r.numElements();
+  if (n > kMaxDenseFoldElements)
     return std::nullopt;
+  // Empty indices: nothing to read, and the loops below would still walk
+  // every outer row of data (a splat's can be 2^40).
+  if (n == 0)
+    return r;
+  std::optional<std::vector<int64_t>> ids = idx.toInts();
+  if (!ids)
+    return std::nullopt;
+  // Each factor is at least 1 and their product is n: no overflow.
   int64_t outer = 1, inner = 1, dim = data.shape[axis];
   for (int64_t i = 0; i < axis; ++i)
     outer *= data.shape[i];
   for (int64_t i = axis + 1; i < rank; ++i)
     inner *= data.shape[i];
-  std::vector<int64_t> ids = idx.toInts();
   for (int64_t o = 0; o < outer; ++o)
-    for (int64_t k : ids) {
+    for (int64_t k : *ids) {
       if (k < 0)
         k += dim;
       if (k < 0 || k >= dim) {
@@ -165,31 +176,49 @@ std::optional<ConstantTensor> gather(const onnx::NodeProto &node,
 std::optional<ConstantTensor> slice(const ConstantTensor &data,
                                     const Inputs &in) {
   int64_t rank = data.shape.size();
-  std::vector<int64_t> starts = in[1]->toInts(), ends = in[2]->toInts();
-  std::vector<int64_t> axes, steps(starts.size(), 1);
+  auto starts = in[1]->toInts(), ends = in[2]->toInts();
+  if (!starts || !ends || starts->size() != ends->size())
+    return std::nullopt;
+  std::optional<std::vector<int64_t>> axes, steps;
   if (in.size() > 3 && in[3])
     axes = in[3]->toInts();
   else
-    for (size_t i = 0; i < starts.size(); ++i)
-      axes.push_back(i);
+    for (axes.emplace(); axes->size() < starts->size();)
+      axes->push_back(axes->size());
   if (in.size() > 4 && in[4])
     steps = in[4]->toInts();
+  else
+    steps.emplace(starts->size(), 1);
+  // Malformed operands are left to ONNX inference, which names the node.
+  if (!axes || !steps || axes->size() != starts->size() ||
+      steps->size() != starts->size())
+    return std::nullopt;
   std::vector<int64_t> b(rank, 0), st(rank, 1), outShape = data.shape;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t a = normAxis(axes[i], rank), dim = data.shape[a];
-    int64_t s = starts[i], e = ends[i], step = steps[i];
+  for (size_t i = 0; i < axes->size(); ++i) {
+    int64_t a = normAxis((*axes)[i], rank);
+    if (a < 0 || a >= rank || data.shape[a] < 0)
+      return std::nullopt;
+    int64_t dim = data.shape[a];
+    int64_t s = (*starts)[i], e = (*ends)[i], step = (*steps)[i];
     if (step == 0)
       return std::nullopt;
+    // A step longer than the axis takes at most one element; clamping it
+    // keeps the arithmetic below from overflowing.
+    step = std::clamp<int64_t>(step, -dim - 1, dim + 1);
     s = s < 0 ? s + dim : s;
     e = e < 0 ? e + dim : e;
     if (step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      outShape[a] = std::max<int64_t>(0, (e - s + step - 1) / step);
+      outShape[a] = e > s ? (e - s - 1) / step + 1 : 0;
     } else {
+      if (dim == 0) { // nothing to take, and [0, dim - 1] is empty
+        outShape[a] = 0;
+        continue;
+      }
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      outShape[a] = std::max<int64_t>(0, (s - e - step - 1) / -step);
+      outShape[a] = s > e ? (s - e - 1) / -step + 1 : 0;
     }
     b[a] = s;
     st[a] = step;
@@ -262,35 +291,55 @@ evaluateNode(const onnx::NodeProto &node, const Inputs &in,
     if (op == "Reshape") {
       if (!need(2))
         return std::nullopt;
-      I target = in[1]->toInts();
+      std::optional<I> target = in[1]->toInts();
+      if (!target)
+        return std::nullopt;
       int64_t known = 1, infer = -1;
-      for (size_t i = 0; i < target.size(); ++i) {
-        if (target[i] == 0 && !intAttr(node, "allowzero", 0))
-          target[i] = r.shape.at(i);
-        if (target[i] == -1)
+      for (size_t i = 0; i < target->size(); ++i) {
+        int64_t &t = (*target)[i];
+        if (t == 0 && !intAttr(node, "allowzero", 0)) {
+          if (int64_t(i) >= rank) // copies a dim the input lacks
+            return std::nullopt;
+          t = r.shape[i];
+        }
+        // Two -1 entries or another negative: ONNX inference says which.
+        if (t < -1 || (t == -1 && infer >= 0))
+          return std::nullopt;
+        if (t == -1)
           infer = i;
         else
-          known *= target[i];
+          known = saturatingMul(known, t);
       }
       if (infer >= 0)
-        target[infer] = known ? in[0]->numElements() / known : 0;
-      r.shape = target;
+        (*target)[infer] = known ? in[0]->numElements() / known : 0;
+      r.shape = *target;
     } else if (op == "Flatten") {
       int64_t axis = normAxis(intAttr(node, "axis", 1), rank), a = 1;
+      if (axis < 0 || axis > rank)
+        return std::nullopt;
       for (int64_t i = 0; i < axis; ++i)
-        a *= r.shape[i];
+        a = saturatingMul(a, r.shape[i]);
       r.shape = {a, in[0]->numElements() / std::max<int64_t>(a, 1)};
     } else {
       I axes;
-      if (in.size() > 1 && in[1])
-        axes = in[1]->toInts();
-      else if (const auto *a = findAttr(node, "axes"))
+      if (in.size() > 1 && in[1]) {
+        std::optional<I> given = in[1]->toInts();
+        if (!given)
+          return std::nullopt;
+        axes = *given;
+      } else if (const auto *a = findAttr(node, "axes")) {
         axes.assign(a->ints().begin(), a->ints().end());
+      }
       if (op == "Unsqueeze") {
         int64_t outRank = rank + axes.size();
-        for (int64_t &a : axes)
+        for (int64_t &a : axes) {
           a = normAxis(a, outRank);
+          if (a < 0 || a >= outRank) // left to inference, which names it
+            return std::nullopt;
+        }
         std::sort(axes.begin(), axes.end());
+        if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+          return std::nullopt;
         for (int64_t a : axes)
           r.shape.insert(r.shape.begin() + std::min<int64_t>(a, r.shape.size()), 1);
       } else {
@@ -323,9 +372,15 @@ evaluateNode(const onnx::NodeProto &node, const Inputs &in,
     ConstantTensor r;
     r.dtype = in[0]->dtype;
     for (const auto *c : in) {
-      // Mixed element types or ranks are not a shape vector (and a float
-      // input has no ints to read): leave the node to inference.
-      if (!c || c->dtype != r.dtype || c->shape.size() != 1)
+      // ONNX Concat takes one element type; a float input has no ints to
+      // read, and ONNX inference lets int64 with int32 through.
+      if (c && c->dtype != r.dtype) {
+        error = "inputs of different element types; ONNX Concat takes one "
+                "type (insert a Cast)";
+        return std::nullopt;
+      }
+      // Other ranks are not a shape vector: leave the node to inference.
+      if (!c || c->shape.size() != 1)
         return std::nullopt;
       for (int64_t i = 0; i < c->numElements(); ++i) {
         if (r.isFloat())
@@ -340,26 +395,39 @@ evaluateNode(const onnx::NodeProto &node, const Inputs &in,
   if (op == "Range" && need(3)) {
     ConstantTensor r;
     r.dtype = in[0]->dtype;
-    double s = in[0]->valueAt(0), l = in[1]->valueAt(0), d = in[2]->valueAt(0);
-    if (d == 0) {
+    auto s = in[0]->firstValue(), l = in[1]->firstValue(),
+         d = in[2]->firstValue();
+    if (!s || !l || !d) // empty bounds: inference names the node
+      return std::nullopt;
+    if (*d == 0) {
       error = "Range delta is zero";
       return std::nullopt;
     }
-    int64_t n = std::max<int64_t>(0, (int64_t)std::ceil((l - s) / d));
-    if (n > kMaxDenseFoldElements)
+    // The count in double (NaN, inf and 1e300 included), then bounded.
+    double count = std::ceil((*l - *s) / *d);
+    if (!(count > 0))
+      count = 0;
+    if (count > kMaxDenseFoldElements)
       return std::nullopt;
+    int64_t n = int64_t(count);
     r.shape = {n};
+    int64_t si = in[0]->isFloat() ? saturatingInt(*s) : in[0]->intAt(0);
+    int64_t di = in[2]->isFloat() ? saturatingInt(*d) : in[2]->intAt(0);
     for (int64_t i = 0; i < n; ++i) {
       if (r.isFloat())
-        r.floats.push_back(s + i * d);
+        r.floats.push_back(*s + i * *d);
       else
-        r.ints.push_back((int64_t)s + i * (int64_t)d);
+        r.ints.push_back(wrappingAdd(si, wrappingMul(i, di)));
     }
     return one(r);
   }
   if ((op == "ConstantOfShape" || op == "Expand") && need(op == "Expand" ? 2 : 1)) {
     ConstantTensor r;
-    I shape = op == "Expand" ? in[1]->toInts() : in[0]->toInts();
+    std::optional<I> given =
+        op == "Expand" ? in[1]->toInts() : in[0]->toInts();
+    if (!given)
+      return std::nullopt;
+    I shape = *given;
     if (op == "ConstantOfShape") {
       r.dtype = TensorProto::FLOAT;
       r.floats = {0.0};
@@ -410,18 +478,26 @@ evaluateNode(const onnx::NodeProto &node, const Inputs &in,
     bool compare;
   };
   static const Binary binaries[] = {
-      {"Add", [](double a, double b) { return a + b; },
-       [](int64_t a, int64_t b) { return a + b; }, false},
-      {"Sub", [](double a, double b) { return a - b; },
-       [](int64_t a, int64_t b) { return a - b; }, false},
-      {"Mul", [](double a, double b) { return a * b; },
-       [](int64_t a, int64_t b) { return a * b; }, false},
+      // Integer results wrap as in the ONNX runtimes; INT64_MIN / -1 (a
+      // trap on x86) gives INT64_MIN, and x % -1 is 0.
+      {"Add", [](double a, double b) { return a + b; }, wrappingAdd, false},
+      {"Sub", [](double a, double b) { return a - b; }, wrappingSub, false},
+      {"Mul", [](double a, double b) { return a * b; }, wrappingMul, false},
       {"Div", [](double a, double b) { return a / b; },
-       [](int64_t a, int64_t b) { return b ? a / b : 0; }, false},
+       [](int64_t a, int64_t b) -> int64_t {
+         return b == 0 ? 0 : b == -1 ? wrappingSub(0, a) : a / b;
+       },
+       false},
       {"Mod", [](double a, double b) { return std::fmod(a, b); },
-       [](int64_t a, int64_t b) { return b ? a % b : 0; }, false},
+       [](int64_t a, int64_t b) -> int64_t {
+         return b == 0 || b == -1 ? 0 : a % b;
+       },
+       false},
       {"Pow", [](double a, double b) { return std::pow(a, b); },
-       [](int64_t a, int64_t b) { return (int64_t)std::pow(a, b); }, false},
+       [](int64_t a, int64_t b) {
+         return saturatingInt(std::pow(double(a), double(b)));
+       },
+       false},
       {"Max", [](double a, double b) { return std::max(a, b); },
        [](int64_t a, int64_t b) { return std::max(a, b); }, false},
       {"Min", [](double a, double b) { return std::min(a, b); },
@@ -472,7 +548,8 @@ evaluateNode(const onnx::NodeProto &node, const Inputs &in,
     auto f = u.f;
     return one(elementwise(
         {in[0]}, in[0]->dtype, [f](const F &v) { return f(v[0]); },
-        [f](const I &v) { return (int64_t)f(double(v[0])); }, true, error));
+        [f](const I &v) { return saturatingInt(f(double(v[0]))); }, true,
+        error));
   }
   return std::nullopt;
 }

@@ -37,11 +37,45 @@ int64_t ConstantTensor::numElements() const {
   return n;
 }
 
-std::vector<int64_t> ConstantTensor::toInts() const {
-  std::vector<int64_t> out(numElements());
-  for (int64_t i = 0; i < (int64_t)out.size(); ++i)
-    out[i] = isFloat() ? (int64_t)floatAt(i) : intAt(i);
+std::optional<std::vector<int64_t>> ConstantTensor::toInts() const {
+  int64_t n = numElements();
+  if (n > kMaxDenseFoldElements || !holdsAllValues())
+    return std::nullopt;
+  std::vector<int64_t> out(n);
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = isFloat() ? saturatingInt(floatAt(i)) : intAt(i);
   return out;
+}
+
+std::optional<double> ConstantTensor::firstValue() const {
+  if (numElements() < 1 || !holdsAllValues())
+    return std::nullopt;
+  return valueAt(0);
+}
+
+int64_t saturatingInt(double v) {
+  if (std::isnan(v))
+    return 0;
+  // 2^63 is exact as a double; every double below it converts.
+  if (v >= 9223372036854775808.0)
+    return INT64_MAX;
+  if (v < -9223372036854775808.0)
+    return INT64_MIN;
+  return int64_t(v);
+}
+
+int64_t wrappingAdd(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) + uint64_t(b));
+}
+int64_t wrappingSub(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) - uint64_t(b));
+}
+int64_t wrappingMul(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) * uint64_t(b));
+}
+int64_t saturatingMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? INT64_MAX : r;
 }
 
 ConstantTensor ConstantTensor::scalarInt(int64_t v, int32_t dtype) {

@@ -39,8 +39,13 @@ struct ConstantTensor {
   double valueAt(int64_t i) const {
     return isFloat() ? floatAt(i) : double(intAt(i));
   }
-  /// The values as integers (floats truncated), expanded if splat.
-  std::vector<int64_t> toInts() const;
+  /// The values as integers (floats truncated and saturated), expanded if
+  /// splat; nullopt for more than kMaxDenseFoldElements values (a splat can
+  /// claim any shape: expanding it must not allocate what a file says).
+  std::optional<std::vector<int64_t>> toInts() const;
+  /// The first value (a scalar operand: Range's bounds, Trilu's k), or
+  /// nullopt for an empty tensor.
+  std::optional<double> firstValue() const;
 
   static ConstantTensor scalarInt(int64_t v, int32_t dtype);
   static ConstantTensor vectorInts(std::vector<int64_t> v);
@@ -50,6 +55,18 @@ struct ConstantTensor {
 constexpr int64_t kMaxDenseFoldElements = 1 << 16;
 
 bool isFloatType(int32_t onnxDtype);
+
+/// A double as int64: truncated, NaN as 0, and saturated outside int64's
+/// range (a plain cast is undefined behaviour there; the values come from
+/// files).
+int64_t saturatingInt(double v);
+/// int64 arithmetic as two's complement, like the ONNX runtimes (signed
+/// overflow is undefined behaviour in C++).
+int64_t wrappingAdd(int64_t a, int64_t b);
+int64_t wrappingSub(int64_t a, int64_t b);
+int64_t wrappingMul(int64_t a, int64_t b);
+/// a * b, or INT64_MAX when it overflows (sizes and strides).
+int64_t saturatingMul(int64_t a, int64_t b);
 
 /// Reads an inline TensorProto (raw_data or typed fields). Returns nullopt
 /// for external data or element types the folder does not handle.

@@ -57,7 +57,7 @@ DenseElementsAttr denseAttr(const ConstantTensor &c, RankedTensorType type) {
   SmallVector<APInt> vals;
   for (int64_t i = 0; i < n; ++i)
     vals.push_back(APInt(it.getWidth(),
-                         c.isFloat() ? (int64_t)c.floatAt(i) : c.intAt(i),
+                         c.isFloat() ? saturatingInt(c.floatAt(i)) : c.intAt(i),
                          /*isSigned=*/it.getWidth() > 1));
   return c.splat ? DenseElementsAttr::get(type, vals[0])
                  : DenseElementsAttr::get(type, vals);

@@ -261,6 +261,14 @@ static std::optional<ConstantTensor> constantNodeValue(const onnx::NodeProto &n)
   return std::nullopt;
 }
 
+/// "node 'NAME' (Op)", or for an unnamed node "the Op node making 'OUT'".
+static std::string describeFoldedNode(const onnx::NodeProto &n) {
+  if (!n.name().empty())
+    return "node '" + n.name() + "' (" + n.op_type() + ")";
+  return "the " + n.op_type() + " node making '" +
+         (n.output_size() ? n.output(0) : std::string()) + "'";
+}
+
 /// Folds what can be folded once; returns how many nodes left the graph.
 static std::optional<ImportError> foldOnce(onnx::GraphProto &g, ResolvedGraph &r,
                                            int &removed) {
@@ -303,17 +311,23 @@ static std::optional<ImportError> foldOnce(onnx::GraphProto &g, ResolvedGraph &r
         std::string err;
         values = evaluateNode(node, ins, err);
         if (!err.empty())
-          return fail("node '" + node.name() + "' (" + node.op_type() +
-                      "): " + err);
+          return fail(describeFoldedNode(node) + ": " + err);
       }
     }
     // A result whose value vector does not match its type and shape (the
     // evaluator on an input it does not fully handle; fuzzer-found) is not
     // folded: later folds and writeTensorProto would read past it.
     // A node listing more outputs than its op gives (fuzzer-found: "b, =
-    // Gather(...)") is left to ONNX inference, which names the node.
-    if (values && int(values->size()) < node.output_size())
-      values.reset();
+    // Gather(...)"): empty names are absent outputs, so they are skipped;
+    // a named one no op here produces is an error.
+    if (values)
+      for (int i = values->size(); i < node.output_size(); ++i)
+        if (!node.output(i).empty())
+          return fail(describeFoldedNode(node) + ": lists " +
+                      std::to_string(node.output_size()) +
+                      " outputs, but the op gives " +
+                      std::to_string(values->size()) +
+                      "; the model is corrupt; re-export it");
     if (values)
       for (const auto &v : *values)
         if (!v.holdsAllValues()) {
@@ -323,7 +337,8 @@ static std::optional<ImportError> foldOnce(onnx::GraphProto &g, ResolvedGraph &r
     bool fits = values.has_value();
     if (values) {
       for (int i = 0; i < node.output_size() && i < (int)values->size(); ++i)
-        r.constants[node.output(i)] = (*values)[i];
+        if (!node.output(i).empty())
+          r.constants[node.output(i)] = (*values)[i];
       for (const auto &v : *values)
         fits &= v.numElements() <= kMaxDenseFoldElements;
     }
@@ -333,7 +348,8 @@ static std::optional<ImportError> foldOnce(onnx::GraphProto &g, ResolvedGraph &r
     }
     ++removed;
     for (int i = 0; i < node.output_size(); ++i)
-      newInits.push_back({node.output(i), &r.constants[node.output(i)]});
+      if (!node.output(i).empty())
+        newInits.push_back({node.output(i), &r.constants[node.output(i)]});
   }
   g.mutable_node()->Swap(&kept);
   for (auto &[name, value] : newInits)
@@ -372,8 +388,12 @@ std::optional<ImportError> resolveShapes(LoadedModel &m,
           out.constants[t.name()] = *c;
     }
 
+  // No data propagation: ONNX 1.12's dereferences the missing type of a
+  // tensor whose producer failed inference (a fuzzer-found SEGV: a Slice
+  // with an out-of-range axis feeding a Shape). The host folding below
+  // computes what it would, for every export here.
   onnx::ShapeInferenceOptions opts(/*check_type=*/false, /*error_mode=*/1,
-                                   /*data_prop=*/true);
+                                   /*data_prop=*/false);
   for (int iter = 0; iter < 64; ++iter) {
     // Inference merges with what is already recorded, so a dim left
     // symbolic by an earlier round would stick: start each round clean.

@@ -50,11 +50,10 @@ std::optional<std::vector<int64_t>> axesOf(GraphEmitter &e,
   if (inputIndex >= 0 && inputIndex < n.input_size() &&
       !n.input(inputIndex).empty()) {
     const ConstantTensor *c = e.constant(n, inputIndex);
-    if (!c) {
-      why = "axes must be a constant";
-      return std::nullopt;
-    }
-    return c->toInts();
+    std::optional<std::vector<int64_t>> axes = c ? c->toInts() : std::nullopt;
+    if (!axes)
+      why = c ? "more axes than any tensor has" : "axes must be a constant";
+    return axes;
   }
   std::vector<int64_t> axes;
   if (const auto *a = attr(n, "axes"))
@@ -172,33 +171,43 @@ Error sliceOp(GraphEmitter &e, const onnx::NodeProto &n) {
   if (!s || !t || (n.input_size() > 3 && !n.input(3).empty() && !ax) ||
       (n.input_size() > 4 && !n.input(4).empty() && !st))
     return err("starts, ends, axes and steps must fold to constants");
-  std::vector<int64_t> starts = s->toInts(), ends = t->toInts();
-  std::vector<int64_t> axes, steps(starts.size(), 1);
+  auto starts = s->toInts(), ends = t->toInts();
+  std::optional<std::vector<int64_t>> axes, steps;
   if (ax)
     axes = ax->toInts();
-  else
-    for (size_t i = 0; i < starts.size(); ++i)
-      axes.push_back(i);
+  else if (starts)
+    for (axes.emplace(); axes->size() < starts->size();)
+      axes->push_back(axes->size());
   if (st)
     steps = st->toInts();
+  else if (starts)
+    steps.emplace(starts->size(), 1);
+  if (!starts || !ends || !axes || !steps || ends->size() != starts->size() ||
+      axes->size() != starts->size() || steps->size() != starts->size())
+    return err("starts, ends, axes and steps must have one entry per sliced "
+               "axis");
   SmallVector<int64_t> b(rank, 0), l(shape.begin(), shape.end()), k(rank, 1);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    auto a = normAxis(axes[i], rank);
-    if (!a || steps[i] == 0)
+  for (size_t i = 0; i < axes->size(); ++i) {
+    auto a = normAxis((*axes)[i], rank);
+    int64_t step = (*steps)[i];
+    if (!a || step == 0)
       return err("bad axis or zero step");
-    int64_t dim = shape[*a], lo = starts[i], hi = ends[i];
+    int64_t dim = shape[*a], lo = (*starts)[i], hi = (*ends)[i];
     lo = lo < 0 ? lo + dim : lo;
     hi = hi < 0 ? hi + dim : hi;
-    if (steps[i] > 0) {
+    if (step > 0) {
       lo = std::clamp<int64_t>(lo, 0, dim);
       hi = std::clamp<int64_t>(hi, 0, dim);
+    } else if (dim == 0) { // [0, dim - 1] is empty: nothing is taken
+      lo = 0;
+      hi = 0;
     } else {
       lo = std::clamp<int64_t>(lo, 0, dim - 1);
       hi = std::clamp<int64_t>(hi, -1, dim - 1);
     }
     b[*a] = lo;
     l[*a] = hi;
-    k[*a] = steps[i];
+    k[*a] = step;
   }
   return e.emitSimple<SliceOp>(n, x, i64Array(e, b), i64Array(e, l),
                                i64Array(e, k));
@@ -223,13 +232,19 @@ Error splitOp(GraphEmitter &e, const onnx::NodeProto &n) {
 
 Error dropoutOp(GraphEmitter &e, const onnx::NodeProto &n) {
   double ratio = floatAttr(n, "ratio", 0.5);
-  if (const ConstantTensor *r = e.constant(n, 1))
-    ratio = r->valueAt(0);
-  else if (n.input_size() > 1 && !n.input(1).empty())
+  if (const ConstantTensor *r = e.constant(n, 1)) {
+    if (!r->firstValue())
+      return err("dropout ratio is an empty tensor; it must be a scalar");
+    ratio = *r->firstValue();
+  } else if (n.input_size() > 1 && !n.input(1).empty()) {
     return err("dropout ratio must be a constant");
+  }
   bool training = false;
-  if (const ConstantTensor *t = e.constant(n, 2))
-    training = t->valueAt(0) != 0;
+  if (const ConstantTensor *t = e.constant(n, 2)) {
+    if (!t->firstValue())
+      return err("training_mode is an empty tensor; it must be a scalar");
+    training = *t->firstValue() != 0;
+  }
   return e.emitSimple<DropoutOp>(n, e.input(n, 0),
                                  e.builder().getF64FloatAttr(ratio),
                                  e.builder().getBoolAttr(training),
@@ -248,7 +263,16 @@ Error lossOp(GraphEmitter &e, const onnx::NodeProto &n) {
       e.builder().getStringAttr(reduction), ignore);
 }
 
-Error notFolded(GraphEmitter &, const onnx::NodeProto &) {
+Error notFolded(GraphEmitter &e, const onnx::NodeProto &n) {
+  // Shape and Size read only their input's type; the others need values.
+  bool allConstant = n.op_type() != "Shape" && n.op_type() != "Size";
+  for (int i = 0; i < n.input_size(); ++i)
+    allConstant &= n.input(i).empty() || e.constant(n, i) != nullptr;
+  if (allConstant)
+    return err("could not be folded: its inputs are constants, but the "
+               "result would have more than " +
+               std::to_string(kMaxDenseFoldElements) +
+               " elements or its inputs are malformed (an empty bound)");
   return err("could not be folded: its inputs are not static; bind the "
              "symbolic dims with --batch, --seq or --dim=NAME=VALUE");
 }
@@ -432,9 +456,11 @@ const std::vector<HandlerEntry> &nodeHandlers() {
       {"Trilu", 14, kMax,
        [](GraphEmitter &e, const onnx::NodeProto &n) -> Error {
          int64_t k = 0;
-         if (const ConstantTensor *c = e.constant(n, 1))
-           k = c->intAt(0);
-         else if (n.input_size() > 1 && !n.input(1).empty())
+         if (const ConstantTensor *c = e.constant(n, 1)) {
+           if (!c->firstValue())
+             return err("k is an empty tensor; it must be a scalar");
+           k = saturatingInt(*c->firstValue());
+         } else if (n.input_size() > 1 && !n.input(1).empty())
            return err("k must be a constant");
          return e.emitSimple<TriluOp>(
              n, e.input(n, 0), e.builder().getBoolAttr(intAttr(n, "upper", 1)),

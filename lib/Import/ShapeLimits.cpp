@@ -248,8 +248,12 @@ std::optional<ImportError> checkGatherRanges(const onnx::GraphProto &g,
                         std::to_string(rows) + " rows along axis " +
                         std::to_string(axis) + " and " + nodeText(n) +
                         " reads row " + std::to_string(worst);
-    auto flags = bindingsOf(r, worst + 1);
-    if (!flags.empty() && worst >= rows)
+    // worst + 1 is the length a flag would have asked for (INT64_MAX, from
+    // a file, has none).
+    auto flags = worst >= rows && worst < INT64_MAX
+                     ? bindingsOf(r, worst + 1)
+                     : std::vector<const DimBinding *>{};
+    if (!flags.empty())
       return ImportError{beyondLimit(flags, rows, where)};
     return ImportError{where + ", past its end; the model is inconsistent"};
   }

@@ -37,8 +37,12 @@ std::string number(double d) {
 }
 
 /// FRENZY_TEST_CHECKPOINT_CRASH=STEP:RANK:PIECES (tests only): rank RANK
-/// kills itself after writing PIECES pieces of step STEP's checkpoint
-/// (PIECES -1: rank 0 once the manifest is written, before the rename).
+/// kills itself while writing step STEP's checkpoint, after PIECES of its
+/// pieces (all of them, before its file is renamed, when it has fewer;
+/// PIECES -1: rank 0 once the manifest is written, before the rename).
+/// Once per checkpoint directory (a marker file records it), so a run
+/// resumed with the variable still set, as a supervisor's next generation
+/// is, writes that checkpoint.
 struct CrashHook {
   int64_t step = -1, rank = -1, pieces = -2;
   CrashHook() {
@@ -47,8 +51,18 @@ struct CrashHook {
                       &pieces) != 3)
         step = -1;
   }
-  void at(int64_t s, int r, int64_t written) const {
-    if (s == step && r == rank && written == pieces) {
+  /// `last`: the rank has written all its pieces.
+  void at(const std::string &dir, int64_t s, int r, int64_t written,
+          bool last = false) const {
+    if (s == step && r == rank &&
+        (written == pieces || (last && pieces >= 0 && written < pieces))) {
+      std::string marker = dir + "/.frenzy-test-crash-" + std::to_string(s) +
+                           "-" + std::to_string(r);
+      if (::access(marker.c_str(), F_OK) == 0)
+        return;
+      std::FILE *f = std::fopen(marker.c_str(), "w");
+      if (f)
+        std::fclose(f);
       std::fprintf(stderr, "frenzy-launch: rank %d: test hook: killed while "
                    "writing the checkpoint of step %" PRId64 "\n", r, s);
       std::fflush(stderr);
@@ -272,10 +286,62 @@ void Checkpointer::continueData(TokenData &data) const {
     data.continueFrom(baseStep, baseWindows);
 }
 
-/// Writes this rank's pieces: the parameters it updates and counts in the
-/// gradient norm (pipeline 0's owner, each TP rank its shard), so every
-/// parameter is written once. Returns the lines rank 0 puts in the
-/// manifest.
+/// The pipeline that writes each parameter. Every pipeline holds the whole
+/// model, so the DP replicas share the writing: the largest parameters
+/// first, each goes to the pipeline whose stage updating it has written
+/// the fewest bytes per rank so far. Every rank computes the same from the
+/// plan. Without an optimizer (nothing updates) pipeline 0 writes all.
+static std::map<std::string, int> writerPipelines(const plan::Plan &p) {
+  // The stage (index into Plan.stages) updating each parameter, by pipeline.
+  std::map<std::string, std::map<int, int>> holder;
+  for (int s = 0; s < p.stages_size(); ++s) {
+    const plan::StageProgram &sp = p.stages(s);
+    const plan::Program *prog = plan::programAt(p, sp.program());
+    if (!prog)
+      continue;
+    std::map<int32_t, const plan::ParamSource *> byTensor;
+    for (const plan::ParamSource &ps : prog->params())
+      byTensor[ps.tensor()] = &ps;
+    for (int32_t i : sp.update_instrs()) {
+      if (i < 0 || i >= prog->instrs_size())
+        continue;
+      const plan::Instr &in = prog->instrs(i);
+      if ((in.op() == "adamw_update" || in.op() == "sgd_update") &&
+          in.inputs_size() > 0 && byTensor.count(in.inputs(0)))
+        holder[byTensor[in.inputs(0)]->name()].emplace(sp.pipeline(), s);
+    }
+  }
+  std::vector<std::pair<int64_t, std::string>> sizes;
+  for (const plan::ParamSource &ps : p.program().params()) {
+    if (!ps.trainable() || ps.tensor() < 0 ||
+        ps.tensor() >= p.program().tensors_size())
+      continue;
+    int64_t n = ps.shard_size() == 3 ? std::max<int64_t>(1, ps.shard(1)) : 1;
+    for (int64_t d : p.program().tensors(ps.tensor()).shape())
+      n *= d;
+    sizes.emplace_back(-n, ps.name());
+  }
+  std::sort(sizes.begin(), sizes.end());
+  std::vector<double> load(size_t(p.stages_size()), 0.0); // bytes per rank
+  std::map<std::string, int> out;
+  for (auto &[negSize, name] : sizes) {
+    int best = 0, bestStage = -1;
+    for (auto &[pipeline, stage] : holder[name])
+      if (bestStage < 0 || load[size_t(stage)] < load[size_t(bestStage)])
+        best = pipeline, bestStage = stage;
+    if (bestStage >= 0)
+      load[size_t(bestStage)] +=
+          double(-negSize) /
+          std::max(1, p.stages(bestStage).ranks_size());
+    out[name] = best;
+  }
+  return out;
+}
+
+/// Writes this rank's pieces: the parameters it updates that its pipeline
+/// writes (writerPipelines), each TP rank its own shard and TP rank 0 the
+/// unsplit ones, so every parameter is written once. Returns the lines
+/// rank 0 puts in the manifest.
 std::string Checkpointer::ownedText(int64_t step, Executor &ex,
                                     const std::string &tmp) {
   const plan::Plan &p = *o.plan;
@@ -288,34 +354,41 @@ std::string Checkpointer::ownedText(int64_t step, Executor &ex,
   } else {
     const plan::Rank &me = p.ranks(o.rank);
     tpRank = me.tp_rank();
-    std::set<int32_t> norm(me.norm_tensors().begin(),
-                           me.norm_tensors().end());
+    if (writers.empty())
+      writers = writerPipelines(p);
     const plan::Program &prog = ex.program();
     std::map<int32_t, const plan::ParamSource *> byTensor;
     for (const plan::ParamSource &ps : prog.params())
       if (ps.trainable() && !ex.tensor(ps.tensor()).storage.empty())
         byTensor[ps.tensor()] = &ps;
+    auto mine = [&](const plan::ParamSource *ps, int pipeline) {
+      auto it = writers.find(ps->name());
+      return (it == writers.end() ? 0 : it->second) == pipeline &&
+             (ps->shard_size() > 0 || tpRank == 0);
+    };
     for (const plan::StageProgram &sp : p.stages())
       if (std::find(sp.ranks().begin(), sp.ranks().end(), o.rank) !=
           sp.ranks().end())
         for (int32_t i : sp.update_instrs()) {
           const plan::Instr &in = prog.instrs(i);
           bool update = in.op() == "adamw_update" || in.op() == "sgd_update";
-          if (update && in.inputs_size() > 1 && norm.count(in.inputs(1)) &&
-              byTensor.count(in.inputs(0)))
+          if (update && in.inputs_size() > 1 && byTensor.count(in.inputs(0)) &&
+              mine(byTensor[in.inputs(0)], me.pipeline()))
             owned.push_back(byTensor[in.inputs(0)]);
         }
-    // Without an optimizer nothing updates: pipeline 0 writes its values
-    // (TP rank 0 the unsplit ones); a tied copy may come twice, and the
-    // reader takes either.
-    if (p.optimizer().kind().empty() && me.pipeline() == 0)
+    // Without an optimizer nothing updates: the writing pipeline's ranks
+    // write what they hold; a tied copy may come twice, and the reader
+    // takes either.
+    if (p.optimizer().kind().empty())
       for (auto &[id, ps] : byTensor)
-        if (ps->shard_size() > 0 || tpRank == 0)
+        if (mine(ps, me.pipeline()))
           owned.push_back(ps);
   }
   std::string text;
-  if (owned.empty())
+  if (owned.empty()) {
+    crashHook().at(o.dir, step, o.rank, 0, /*last=*/true);
     return text;
+  }
   std::string name = "rank-" + std::to_string(o.rank) + ".bin";
   PieceWriter w(tmp + "/" + name, p.model_hash(), step, o.rank);
   int64_t written = 0;
@@ -338,11 +411,12 @@ std::string Checkpointer::ownedText(int64_t step, Executor &ex,
                 : st.m.size() == size_t(h.elements) ? 1
                                                     : 0;
     w.add(h, t.f32(), st.m.data(), st.v.data());
-    crashHook().at(step, o.rank, ++written);
+    crashHook().at(o.dir, step, o.rank, ++written);
     text += "piece " + escapeName(h.name) + " " + dimsText(h.shape) + " " +
             std::to_string(h.moments) + " " + std::to_string(h.parts) + " " +
             std::to_string(h.index) + "\n";
   }
+  crashHook().at(o.dir, step, o.rank, written, /*last=*/true);
   w.commit();
   return "file " + name + " " + std::to_string(w.bytes()) + " " +
          std::to_string(w.entries()) + "\n" + text;
@@ -432,7 +506,7 @@ void Checkpointer::write(int64_t step, Executor &ex) {
   if (o.rank != 0)
     return;
   writeManifest(step, ex.learningRate(step), texts, tmp, now() - t0);
-  crashHook().at(step, 0, -1);
+  crashHook().at(o.dir, step, 0, -1);
   // A complete checkpoint of this step from an earlier run (resumed from
   // an older one) is replaced; the new one is complete before it goes.
   std::string old = final + ".old";

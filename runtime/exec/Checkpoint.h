@@ -2,7 +2,8 @@
 //
 // Layout (docs/runtime.md, "Checkpoints"; CheckpointFormat.h): every
 // trainable parameter and its optimizer moments are written once, whole or
-// as the TP shards of pipeline 0's owners, each piece described by the
+// as the TP shards of one pipeline's owners (the pipelines share the
+// parameters out by size), each piece described by the
 // parameter's global shape and its cut, with a manifest of the training
 // settings, the step, the data position and the run seed. Ranks write
 // their pieces in parallel into DIR/step-NNNNNNNN.tmp; rank 0 writes the
@@ -75,6 +76,7 @@ private:
   CheckpointOptions o;
   int64_t lastWritten = 0;
   std::unique_ptr<StoredCheckpoint> from; // the resume checkpoint
+  std::map<std::string, int> writers;     // parameter -> writing pipeline
   std::vector<std::string> warnings;
   int64_t baseStep = 0, baseWindows = 0;  // data position at baseStep
 };

@@ -97,8 +97,10 @@ ClusterFile ClusterFile::parse(const std::string &text,
       char *end = nullptr;
       long n = std::strtol(v.c_str(), &end, 10);
       if (v.empty() || *end || n < 1 || n > 1000000)
-        throw fail(line, "node '" + cur->name + "': 'count' must be a whole "
-                         "number of devices >= 1, not '" + v + "'");
+        throw fail(line, "node '" + cur->name +
+                             "': 'count' must be a whole "
+                             "number of devices >= 1, not '" +
+                             v + "'");
       cur->count = int(n);
       cur->countLine = line;
       haveCount = true;

@@ -47,8 +47,8 @@ pid_t spawn(const std::vector<std::string> &argv, int fds[2]) {
       args.push_back(const_cast<char *>(a.c_str()));
     args.push_back(nullptr);
     ::execvp(args[0], args.data());
-    std::fprintf(stderr, "frenzy-elastic: error: cannot run %s: %s\n",
-                 args[0], std::strerror(errno));
+    std::fprintf(stderr, "frenzy-elastic: error: cannot run %s: %s\n", args[0],
+                 std::strerror(errno));
     ::_exit(127);
   }
   ::close(out[1]), ::close(err[1]);
@@ -115,8 +115,7 @@ std::string besideSelf(const std::string &name) {
   return name;
 }
 
-RunResult runWithTimeout(const std::vector<std::string> &argv,
-                         double timeout) {
+RunResult runWithTimeout(const std::vector<std::string> &argv, double timeout) {
   RunResult r;
   double t0 = now();
   Child c(argv);
@@ -162,16 +161,17 @@ std::vector<std::pair<bool, std::string>> Child::readLines(int ms) {
     ssize_t n;
     while ((n = ::read(fds[k], buf, sizeof buf)) > 0)
       partial[k].append(buf, size_t(n));
-    if (n == 0) { // every writer closed it: no more lines ever
-      ::close(fds[k]);
-      fds[k] = -1;
-      if (!partial[k].empty())
-        partial[k] += "\n";
-    }
     size_t nl;
     while ((nl = partial[k].find('\n')) != std::string::npos) {
       lines.push_back({k == 1, partial[k].substr(0, nl)});
       partial[k].erase(0, nl + 1);
+    }
+    if (n == 0) { // every writer closed it: no more lines ever
+      ::close(fds[k]);
+      fds[k] = -1;
+      if (!partial[k].empty()) // a last line without its newline
+        lines.push_back({k == 1, partial[k]});
+      partial[k].clear();
     }
   }
   return lines;
@@ -214,6 +214,10 @@ void Child::stop(double grace) {
     if (processAlive(p))
       ::kill(p, SIGKILL);
   while (!exited(&status))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  // SIGKILL is not instant: the next job starts only once this one's
+  // processes are gone (bounded: one that will not go is left to init).
+  for (int i = 0; i < 200 && anyAlive(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 

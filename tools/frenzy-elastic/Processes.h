@@ -18,7 +18,7 @@
 namespace frenzy::elastic {
 
 struct RunResult {
-  int status = -1;      // exit status; -1: did not exit by itself
+  int status = -1; // exit status; -1: did not exit by itself
   bool timedOut = false;
   std::string out, err;
   double seconds = 0;
@@ -26,8 +26,7 @@ struct RunResult {
 
 /// Runs argv to its end or `timeout` seconds (then kills it and every
 /// process below it).
-RunResult runWithTimeout(const std::vector<std::string> &argv,
-                         double timeout);
+RunResult runWithTimeout(const std::vector<std::string> &argv, double timeout);
 
 /// A running child whose stdout and stderr are read as lines.
 class Child {

@@ -5,14 +5,14 @@
 #include "Processes.h"
 
 #include <chrono>
-#include <cstdarg>
-#include <functional>
 #include <cinttypes>
 #include <csignal>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <regex>
@@ -102,8 +102,8 @@ std::optional<RankState> readRankState(const std::string &path) {
   std::string w[5];
   RankState s;
   int rank;
-  if (in >> w[0] >> rank >> w[1] >> s.pid >> w[2] >> s.host >> w[3] >>
-          s.step >> w[4] >> s.state)
+  if (in >> w[0] >> rank >> w[1] >> s.pid >> w[2] >> s.host >> w[3] >> s.step >>
+      w[4] >> s.state)
     return s;
   return std::nullopt;
 }
@@ -120,19 +120,19 @@ std::string fileStamp(const std::string &path) {
   if (::stat(path.c_str(), &st) != 0)
     return "missing";
   return std::to_string(st.st_mtim.tv_sec) + "." +
-         std::to_string(st.st_mtim.tv_nsec) + ":" +
-         std::to_string(st.st_size) + ":" + std::to_string(st.st_ino);
+         std::to_string(st.st_mtim.tv_nsec) + ":" + std::to_string(st.st_size) +
+         ":" + std::to_string(st.st_ino);
 }
 
 /// How one run of the ranks ended.
 struct Outcome {
   enum Kind { Done, Lost, Shrunk, Joined, Failed } kind = Failed;
-  std::string what;       // for the log (or the error line)
-  double detected = 0;    // when the change was seen
-  double stopped = 0;     // when the ranks were all gone
-  int64_t lastStep = 0;   // the furthest step the job reached
-  int lostRank = -1;      // Lost
-  Membership next;        // Shrunk, Joined
+  std::string what;     // for the log (or the error line)
+  double detected = 0;  // when the change was seen
+  double stopped = 0;   // when the ranks were all gone
+  int64_t lastStep = 0; // the furthest step the job reached
+  int lostRank = -1;    // Lost
+  Membership next;      // Shrunk, Joined
 };
 
 class Supervisor {
@@ -208,7 +208,8 @@ PlanInfo Supervisor::plan(const Membership &m, int generation,
     } else {
       std::stringstream err(r.err);
       for (std::string l; std::getline(err, l);)
-        if (!l.empty() && (why.empty() || l.find("error") != std::string::npos)) {
+        if (!l.empty() &&
+            (why.empty() || l.find("error") != std::string::npos)) {
           why = l;
           if (l.find("error") != std::string::npos)
             break;
@@ -226,13 +227,13 @@ PlanInfo Supervisor::plan(const Membership &m, int generation,
   return info;
 }
 
-Outcome Supervisor::watch(int generation, const PlanInfo &info,
-                          bool resuming) {
+Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
   std::string g = std::to_string(generation);
   std::string statusDir = o.runDir + "/ranks-" + g;
   std::string stopFile = o.runDir + "/stop";
   std::remove(stopFile.c_str());
-  std::vector<std::string> argv = {o.frenzyLaunch, info.path,
+  std::vector<std::string> argv = {o.frenzyLaunch,
+                                   info.path,
                                    "--data=" + o.data,
                                    "--steps=" + std::to_string(o.steps),
                                    "--checkpoint-dir=" + o.checkpointDir,
@@ -343,14 +344,12 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
         return finish(Outcome::Failed);
       }
       const std::string &node = info.rankNode[size_t(deadRank)];
-      out.what = "rank " + std::to_string(deadRank) + " (" + node +
-                 ", device " +
-                 std::to_string(info.rankDevice[size_t(deadRank)]) +
-                 ") died" +
-                 (signalled ? " (signal " + std::to_string(signalled) + ")"
-                            : "") +
-                 " after step " + std::to_string(std::max<int64_t>(
-                                   out.lastStep, rankSteps[deadRank]));
+      out.what =
+          "rank " + std::to_string(deadRank) + " (" + node + ", device " +
+          std::to_string(info.rankDevice[size_t(deadRank)]) + ") died" +
+          (signalled ? " (signal " + std::to_string(signalled) + ")" : "") +
+          " after step " +
+          std::to_string(std::max<int64_t>(out.lastStep, rankSteps[deadRank]));
       return finish(Outcome::Lost);
     }
     if (interrupted) {
@@ -385,8 +384,7 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
           // Back to the running devices before the boundary: carry on.
           joining.reset();
           std::remove(stopFile.c_str());
-          say("%s: back to %s; carrying on", src.c_str(),
-              describe(*m).c_str());
+          say("%s: back to %s; carrying on", src.c_str(), describe(*m).c_str());
         }
       }
     }
@@ -406,19 +404,23 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
       // stopped them: the job goes on with the devices it had.
       out.detected = joining ? joinAt : now();
       out.next = joining ? *joining : active;
-      out.what = "stopped after the checkpoint of step " +
-                 std::to_string(stoppedAt);
+      out.what =
+          "stopped after the checkpoint of step " + std::to_string(stoppedAt);
       return finish(Outcome::Joined);
     }
+    if (joining)
+      say("join: the last step came before the next checkpoint; %s not used",
+          describe(*joining).c_str());
     return finish(Outcome::Done);
   }
   if (deadRank >= 0 && !(errorAt > 0 && errorAt < deadAt)) {
     out.detected = deadAt;
     out.lostRank = deadRank;
-    out.what = "rank " + std::to_string(deadRank) + " (" +
-               info.rankNode[size_t(deadRank)] + ") died" +
-               (signalled ? " (signal " + std::to_string(signalled) + ")" : "") +
-               " after step " + std::to_string(out.lastStep);
+    out.what =
+        "rank " + std::to_string(deadRank) + " (" +
+        info.rankNode[size_t(deadRank)] + ") died" +
+        (signalled ? " (signal " + std::to_string(signalled) + ")" : "") +
+        " after step " + std::to_string(out.lastStep);
     return finish(Outcome::Lost);
   }
   if (info.rankNode.size() == 1 && WIFSIGNALED(status) && errorLine.empty()) {
@@ -432,11 +434,10 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info,
   }
   out.what = errorLine.empty()
                  ? "the ranks ended with " +
-                       std::string(WIFEXITED(status)
-                                       ? "status " +
-                                             std::to_string(WEXITSTATUS(status))
-                                       : "signal " +
-                                             std::to_string(WTERMSIG(status))) +
+                       std::string(
+                           WIFEXITED(status)
+                               ? "status " + std::to_string(WEXITSTATUS(status))
+                               : "signal " + std::to_string(WTERMSIG(status))) +
                        " and no rank was lost (see their output above)"
                  : "a rank failed (not a lost device, so not re-planned): " +
                        errorLine;

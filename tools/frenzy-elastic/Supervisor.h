@@ -8,9 +8,10 @@
 //    rank status files vanishing), or the cluster file loses devices: the
 //    job is stopped at once and the lost devices are left out;
 //  - join: the cluster file gains devices (its contents are polled), or
-//    SIGHUP (or SIGUSR1) says the file is to be read again (devices lost earlier count
-//    as back): the ranks stop cleanly after their next checkpoint (a stop
-//    file they look for), then the job is re-planned with the new devices.
+//    SIGHUP (or SIGUSR1) says the file is to be read again (devices lost
+//    earlier count as back): the ranks stop cleanly after their next checkpoint
+//    (a stop file they look for), then the job is re-planned with the new
+//    devices.
 // Every transition is logged on a few `frenzy-elastic:` lines: what
 // changed, the new plan (ranks, layout), steps lost, seconds from the
 // detection to the first new step, predicted tokens/s before and after.

@@ -76,15 +76,16 @@ ElasticOptions frenzy::elastic::parseElasticArgs(int argc, char **argv) {
       o.launchOptions.push_back(a); // frenzy-launch checks the values
     } else if (a == "-o" || a.rfind("-o=", 0) == 0 ||
                a.rfind("--emit", 0) == 0) {
-      throw ElasticError("'" + a + "': frenzy-elastic writes the plans itself "
+      throw ElasticError("'" + a +
+                         "': frenzy-elastic writes the plans itself "
                          "(into --run-dir)");
     } else if (a.size() > 1 && a[0] == '-') {
       o.planOptions.push_back(a);
     } else if (o.model.empty()) {
       o.model = a;
     } else {
-      throw ElasticError("more than one model given ('" + o.model + "', '" +
-                         a + "')");
+      throw ElasticError("more than one model given ('" + o.model + "', '" + a +
+                         "')");
     }
   }
   auto need = [](bool ok, const char *what) {

@@ -23,7 +23,7 @@ const char *kUsage =
     "[--init=onnx|seed] [--trace=FILE.json] [--status-dir=DIR] "
     "[--stop-file=FILE] [--side-task=[NAME=]KIND:OPTS]... "
     "[--emulate-speed[=RANK:FACTOR,...|plan:BASE|scale:S]] "
-    "[--side-report=FILE.json]\n"
+    "[--side-report=FILE.json] [--backend=cpu|cuda] [--share-gpus]\n"
     "       frenzy-launch --elastic --cluster=C.yaml MODEL.onnx ... (runs "
     "frenzy-elastic: re-plans when devices leave or join)\n"
     "A plan of several ranks starts them through mpirun, unless this process "
@@ -59,6 +59,12 @@ Options parseArgs(int argc, char **argv) {
     int64_t seed;
     if (a == "--profile") {
       o.profile = true;
+    } else if (a == "--share-gpus") {
+      o.shareGpus = true;
+    } else if (std::string s = value("--backend="); s != "\x01") {
+      if (s != "cpu" && s != "cuda")
+        throw RuntimeError("--backend must be cpu or cuda, got '" + s + "'");
+      o.backend = s;
     } else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       std::exit(0);

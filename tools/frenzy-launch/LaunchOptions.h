@@ -28,6 +28,10 @@ struct Options {
   std::string statusDir, stopFile;
   int64_t checkpointEvery = 0;
   std::optional<uint64_t> initSeed; // --init=seed: matrices from --seed
+  // --backend=cpu|cuda ("": by the plan's GPU type and this machine) and
+  // --share-gpus (several ranks per GPU, for tests); docs/cuda.md.
+  std::string backend;
+  bool shareGpus = false;
   // Side tasks (issue 14): --side-task=[NAME=]KIND:... (SideTaskSpec.h),
   // --emulate-speed[=R:F,...] ("plan": factors from the plan), and
   // --side-report=FILE (per rank and step: times, harvest, delay; JSON).
@@ -46,6 +50,18 @@ plan::Plan readPlan(const std::string &path);
 /// The trace file, or "" when none was asked for or it cannot be written
 /// (then one line says why and the run goes on untraced).
 std::string usableTracePath(const Options &o);
+
+/// The backend rank `rank` runs on (cuda::Backend as an int: 0 cpu, 1
+/// cuda); prints the CUDA device notes. Throws for a --backend=cuda this
+/// machine or build cannot honour.
+int selectBackend(const Options &o, const plan::Plan &p, int rank);
+/// Whether this binary has the CUDA backend.
+bool haveCudaBackend();
+/// The CUDA backend's one-rank run (only in a build with CUDA).
+int runCudaSingleRank(const Options &o, const plan::Plan &p);
+/// Rank `rank` of a multi-rank plan on the CUDA backend (under mpirun; MPI
+/// is initialised).
+int runCudaRank(const Options &o, const plan::Plan &p, int rank);
 
 /// One-rank plans: this process runs the whole step.
 int runSingleRank(const Options &o, const plan::Plan &p);

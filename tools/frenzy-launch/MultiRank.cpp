@@ -111,6 +111,16 @@ void printPlan(const plan::Plan &p) {
 }
 
 int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
+  // Every rank must pick the same backend (the CUDA ranks' communicators
+  // are made collectively).
+  int64_t backend[2] = {selectBackend(o, p, comm.rank()), 0};
+  backend[1] = -backend[0];
+  comm.allReduceMax(backend, 2);
+  if (backend[0] != -backend[1])
+    throw RuntimeError("the ranks chose different backends (some have a GPU "
+                       "of the plan's type, some not); pass --backend=cpu");
+  if (backend[0] == 1)
+    return runCudaRank(o, p, comm.rank());
   RankRunner runner(p, comm);
   runner.loadWeights(o.initSeed);
   openblas_set_num_threads(int(o.threads > 0 ? o.threads : 1));
@@ -263,6 +273,9 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
     CheckpointOptions co = checkpointOptions(o, p, 0);
     co.print = false;
     Checkpointer check(co);
+    // --backend=cuda that this machine cannot honour: say so once, here.
+    if (o.backend == "cuda")
+      selectBackend(o, p, 0);
     return relaunch(o, p);
   }
   Comm comm(&argc, &argv);

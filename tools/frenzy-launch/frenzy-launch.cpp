@@ -214,6 +214,11 @@ int main(int argc, char **argv) {
     // A partitioned plan (stages, micro-batches: frenzy-opt --global-batch,
     // even on one device) runs its stage schedule; only a plain one-program
     // plan runs here directly.
+    // A one-rank partitioned plan runs its micro-batches on the CUDA
+    // backend in this process (the CPU backend runs it as a rank).
+    if (p.ranks_size() == 1 && p.stages_size() == 1 && o.hostfile.empty() &&
+        selectBackend(o, p, 0) == 1)
+      return runCudaSingleRank(o, p);
     if (p.ranks_size() > 1 || p.stages_size() > 0 || !o.hostfile.empty())
       return runMultiRank(o, p, argc, argv);
     if (!o.sideTasks.empty() || !o.emulateSpeed.empty() ||
@@ -222,6 +227,8 @@ int main(int argc, char **argv) {
                          "--side-report work on multi-rank plans (side tasks "
                          "fill the bubbles between pipeline stages; a "
                          "one-rank plan has none)");
+    if (selectBackend(o, p, 0) == 1)
+      return runCudaSingleRank(o, p);
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {
     std::fflush(stdout);

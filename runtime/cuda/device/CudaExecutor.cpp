@@ -1,0 +1,448 @@
+//===- CudaExecutor.cpp - run a program's instructions on one GPU ---------===//
+#include "CudaExecutor.h"
+
+#include "CudaCheck.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+using namespace frenzy;
+using namespace frenzy::rt;
+using namespace frenzy::rt::cuda;
+
+namespace {
+
+bool isUpdate(const std::string &op) {
+  return op == "adamw_update" || op == "sgd_update";
+}
+
+// GradScaler's defaults.
+constexpr float kInitialScale = 65536.0f, kGrowth = 2.0f, kBackoff = 0.5f;
+constexpr int kGrowthInterval = 2000;
+
+} // namespace
+
+CudaExecutor::CudaExecutor(const plan::Plan &plan, Executor &host,
+                           DeviceContext &ctx, std::vector<int32_t> order,
+                           std::set<int32_t> freeLate)
+    : plan(plan), host(host), ctx(ctx), prog(host.program()),
+      order(std::move(order)) {
+  if (this->order.empty())
+    for (int i = 0; i < prog.instrs_size(); ++i)
+      this->order.push_back(i);
+  pp = planPrecision(prog, plan.precision());
+  fp16Scaling = pp.lossScaling;
+  const auto &table = cudaOps();
+  int n = prog.instrs_size();
+  ops.assign(size_t(n), nullptr);
+  for (int i = 0; i < n; ++i) {
+    const plan::Instr &in = prog.instrs(i);
+    auto it = table.find(in.op());
+    if (it == table.end()) // PrecisionPlan knows an op CudaOps lacks
+      throw RuntimeError("instruction " + std::to_string(i) + " ('" + in.op() +
+                         "'): no CUDA adapter; use --backend=cpu");
+    ops[size_t(i)] = it->second;
+    if (isUpdate(in.op()) || in.op() == "clip_grad_norm") {
+      if (firstUpdate < 0)
+        firstUpdate = i;
+      if (isUpdate(in.op()) && in.inputs_size() > 1)
+        updateGrads.push_back(in.inputs(1));
+    }
+    for (int32_t id : in.outputs())
+      if (id == host.lossTensorId())
+        lossInstr = i;
+  }
+  planLifetimes(freeLate);
+  for (size_t id = 0; id < dev.size(); ++id)
+    if (persistent[id] && !host.tensor(int32_t(id)).storage.empty()) {
+      allocate(int32_t(id));
+      upload(int32_t(id));
+    }
+  badIndices = static_cast<int64_t *>(allocate(-1));
+  if (fp16Scaling) {
+    scaleDev = reinterpret_cast<float *>(ctx.allocator().allocate(
+        8, 0, "the loss scale"));
+    goodSteps = reinterpret_cast<int *>(ctx.allocator().allocate(
+        8, 0, "the loss scale's counters"));
+    foundInf = goodSteps + 1;
+    scaleHost = kInitialScale;
+    FRENZY_CUDA_CHECK(cudaMemcpy(scaleDev, &scaleHost, 4,
+                                 cudaMemcpyHostToDevice),
+                      ctx.who());
+    FRENZY_CUDA_CHECK(cudaMemset(goodSteps, 0, 8), ctx.who());
+  }
+}
+
+CudaExecutor::~CudaExecutor() {
+  (void)cudaStreamSynchronize(ctx.compute());
+}
+
+void CudaExecutor::planLifetimes(const std::set<int32_t> &freeLate) {
+  size_t n = size_t(prog.tensors_size());
+  dev.assign(n, {});
+  persistent.assign(n, false);
+  for (const plan::Tensor &t : prog.tensors())
+    persistent[size_t(t.id())] = t.kind() != plan::ACTIVATION;
+  for (const plan::Io &io : prog.outputs())
+    persistent[size_t(io.tensor())] = true;
+  // The last use among this rank's instructions, in its run order.
+  std::vector<int> last(n, -1);
+  for (int pos = 0; pos < int(order.size()); ++pos) {
+    const plan::Instr &in = prog.instrs(order[size_t(pos)]);
+    for (int32_t id : in.outputs())
+      last[size_t(id)] = std::max(last[size_t(id)], pos);
+    for (int32_t id : in.inputs())
+      last[size_t(id)] = pos;
+  }
+  freeAfter.assign(size_t(prog.instrs_size()), {});
+  for (size_t id = 0; id < n; ++id)
+    if (!persistent[id] && last[id] >= 0 && !freeLate.count(int32_t(id)))
+      freeAfter[size_t(order[size_t(last[id])])].push_back(int32_t(id));
+}
+
+void *CudaExecutor::allocate(int32_t id) {
+  if (id < 0) { // the bad-index slots
+    int64_t bytes = std::max(1, prog.instrs_size()) * 8;
+    return reinterpret_cast<void *>(
+        ctx.allocator().allocate(bytes, 0, "the index checks"));
+  }
+  DevTensor &d = dev[id];
+  if (d.ptr)
+    return d.ptr;
+  const Tensor &t = host.tensor(id);
+  int eb = t.dtype == plan::F32 ? k::floatBytes(storage(id))
+                                : elementBytes(t.dtype);
+  d.bytes = t.numel() * eb;
+  d.ptr = reinterpret_cast<void *>(ctx.allocator().allocate(
+      d.bytes, 0,
+      "tensor " + std::to_string(id) + " '" + printable(t.name) + "' " +
+          t.describe()));
+  return d.ptr;
+}
+
+void CudaExecutor::release(int32_t id) {
+  DevTensor &d = dev[id];
+  if (!d.ptr || persistent[id])
+    return;
+  ctx.allocator().free(reinterpret_cast<uint64_t>(d.ptr));
+  d.ptr = nullptr;
+}
+
+void CudaExecutor::upload(int32_t id) {
+  Tensor &t = host.tensor(id);
+  if (t.storage.empty() || !t.numel())
+    return;
+  // Persistent tensors are f32 on the device (forced), so bytes match.
+  FRENZY_CUDA_CHECK(cudaMemcpyAsync(dev[id].ptr, t.data(), size_t(t.bytes()),
+                                    cudaMemcpyHostToDevice, ctx.compute()),
+                    ctx.who());
+}
+
+void CudaExecutor::download(int32_t id) {
+  Tensor &t = host.tensor(id);
+  if (t.storage.empty() || !t.numel() || !dev[id].ptr)
+    return;
+  FRENZY_CUDA_CHECK(cudaMemcpyAsync(t.data(), dev[id].ptr, size_t(t.bytes()),
+                                    cudaMemcpyDeviceToHost, ctx.compute()),
+                    ctx.who());
+}
+
+void CudaExecutor::uploadInputs() {
+  for (const plan::Io &io : prog.inputs())
+    upload(io.tensor());
+}
+
+void CudaExecutor::downloadParameters() {
+  for (const plan::ParamSource &p : prog.params())
+    download(p.tensor());
+  ctx.synchronize(ctx.compute(), cudaTimeoutSeconds(), "copying the parameters back");
+}
+
+void CudaExecutor::runInstr(int pos) {
+  const plan::Instr &in = prog.instrs(pos);
+  CudaOp op = ops[size_t(pos)];
+  k::FloatType t = k::FloatType(int(pp.opType[size_t(pos)]));
+  CachingAllocator &alloc = ctx.allocator();
+  cudaStream_t s = ctx.compute();
+  std::vector<uint64_t> temps;
+  auto scratch = [&](size_t bytes, const char *what) {
+    uint64_t p = alloc.allocate(int64_t(std::max<size_t>(bytes, 1)), 0,
+                                std::string(what) + " of instruction " +
+                                    std::to_string(pos) + " (" + in.op() + ")");
+    temps.push_back(p);
+    return reinterpret_cast<void *>(p);
+  };
+  KernelArgs args{in, {}, {}, host.context()};
+  DevOp d{args, {}, {}, t, s, &ctx.blas(), badIndices + pos, {}, {}};
+  d.workspace = [&](size_t bytes) { return scratch(bytes, "the workspace"); };
+  d.allReduce = [this](float *p, int64_t n) {
+    if (tpAllReduce)
+      tpAllReduce(p, n);
+  };
+  d.moments = [this](const std::string &name, int which, int64_t count) {
+    auto &bufs = momentBufs[name];
+    if (bufs.size() <= size_t(which))
+      bufs.resize(size_t(which) + 1, nullptr);
+    if (!bufs[which]) {
+      bufs[which] = reinterpret_cast<void *>(ctx.allocator().allocate(
+          count * 4, 0, "the optimizer moments of '" + name + "'"));
+      FRENZY_CUDA_CHECK(cudaMemsetAsync(bufs[which], 0, size_t(count) * 4,
+                                        ctx.compute()),
+                        ctx.who());
+    }
+    return static_cast<float *>(bufs[which]);
+  };
+  for (int j = 0; j < in.inputs_size(); ++j) {
+    int32_t id = in.inputs(j);
+    Tensor &ht = host.tensor(id);
+    args.in.push_back(&ht);
+    void *p = dev[id].ptr;
+    if (!p && ht.numel() > 0)
+      throw RuntimeError("plan: instruction " + std::to_string(pos) + " (" +
+                         in.op() + ") reads tensor " + std::to_string(id) +
+                         " before it is written; re-run frenzy-opt");
+    if (ht.dtype == plan::F32) {
+      k::FloatType want = need(pos, j, false);
+      if (want != storage(id)) {
+        void *c = scratch(size_t(ht.numel()) * k::floatBytes(want), "a cast");
+        d.check(k::castFloat(s, c, want, p, storage(id), ht.numel()));
+        p = c;
+      }
+      if (fp16Scaling && in.op() == "cross_entropy_grad" && j == 0) {
+        // The loss gradient times the loss scale: every gradient after it
+        // is scaled, and unscaled before the update.
+        void *c = scratch(4, "the scaled loss gradient");
+        FRENZY_CUDA_CHECK(
+            cudaMemcpyAsync(c, p, 4, cudaMemcpyDeviceToDevice, s), ctx.who());
+        d.check(k::scaleBy(s, static_cast<float *>(c), 1, scaleDev));
+        p = c;
+      }
+    }
+    d.in.push_back(p);
+  }
+  std::vector<std::pair<int32_t, void *>> castBack;
+  bool empty = in.outputs_size() > 0;
+  for (int j = 0; j < in.outputs_size(); ++j) {
+    int32_t id = in.outputs(j);
+    Tensor &ht = host.tensor(id);
+    args.out.push_back(&ht);
+    empty &= ht.numel() == 0;
+    void *p = allocate(id);
+    if (ht.dtype == plan::F32) {
+      k::FloatType want = need(pos, j, true);
+      if (want != storage(id)) {
+        void *c = scratch(size_t(ht.numel()) * k::floatBytes(want), "a cast");
+        castBack.push_back({id, c});
+        p = c;
+      }
+    }
+    d.out.push_back(p);
+  }
+  bool skip = skipped && isUpdate(in.op());
+  if (!empty && !skip)
+    op(d);
+  for (auto [id, c] : castBack) {
+    int j = 0;
+    while (in.outputs(j) != id)
+      ++j;
+    d.check(k::castFloat(s, dev[id].ptr, storage(id), c, need(pos, j, true),
+                         host.tensor(id).numel()));
+  }
+  for (uint64_t p : temps)
+    alloc.free(p); // same stream: reusable by the next kernel in order
+  for (int32_t id : freeAfter[pos])
+    release(id);
+}
+
+void CudaExecutor::unscaleGradients() {
+  std::vector<float *> grads;
+  std::vector<int64_t> sizes;
+  for (int32_t id : updateGrads) {
+    grads.push_back(static_cast<float *>(dev[id].ptr));
+    sizes.push_back(host.tensor(id).numel());
+  }
+  cudaStream_t s = ctx.compute();
+  FRENZY_CUDA_CHECK(cudaMemsetAsync(foundInf, 0, 4, s), ctx.who());
+  auto check = [&](const k::Status &st) {
+    if (!st.ok())
+      throw RuntimeError(ctx.who() + ": loss scaling: " + st.message());
+  };
+  check(k::unscaleAndCheck(s, grads.data(), sizes.data(), int(grads.size()),
+                           scaleDev, foundInf));
+  check(k::updateLossScale(s, scaleDev, goodSteps, foundInf, kGrowth,
+                           kBackoff, kGrowthInterval));
+  int inf = 0;
+  FRENZY_CUDA_CHECK(cudaMemcpyAsync(&inf, foundInf, 4, cudaMemcpyDeviceToHost,
+                                    s),
+                    ctx.who());
+  ctx.synchronize(s, cudaTimeoutSeconds(), "the gradient overflow check");
+  skipped = inf != 0;
+  FRENZY_CUDA_CHECK(cudaMemcpy(&scaleHost, scaleDev, 4,
+                               cudaMemcpyDeviceToHost),
+                    ctx.who());
+}
+
+void CudaExecutor::checkBadIndices() {
+  std::vector<int64_t> bad(size_t(std::max(1, prog.instrs_size())));
+  FRENZY_CUDA_CHECK(cudaMemcpy(bad.data(), badIndices, bad.size() * 8,
+                               cudaMemcpyDeviceToHost),
+                    ctx.who());
+  for (size_t i = 0; i < size_t(prog.instrs_size()); ++i)
+    if (bad[i] >= 0) {
+      const plan::Instr &in = prog.instrs(int(i));
+      throw RuntimeError("instruction " + std::to_string(i) + " (" + in.op() +
+                         ", node '" + printable(in.node()) +
+                         "'): the index or label at position " +
+                         std::to_string(bad[i]) +
+                         " is outside its range (a token id beyond the "
+                         "vocabulary?)");
+    }
+}
+
+float CudaExecutor::checkedLoss(int64_t step) {
+  int32_t id = host.lossTensorId();
+  download(id);
+  ctx.synchronize(ctx.compute(), cudaTimeoutSeconds(),
+                  "the loss of step " + std::to_string(step));
+  checkBadIndices();
+  float loss = host.tensor(id).f32()[0];
+  // The CPU backend's rule: a non-finite loss stops before the update.
+  if (!std::isfinite(loss))
+    throw RuntimeError("step " + std::to_string(step) + ": the loss is " +
+                       std::to_string(loss) +
+                       "; stopped before the update, parameters keep their "
+                       "values from step " + std::to_string(step - 1));
+  return loss;
+}
+
+void CudaExecutor::beginStep(int64_t step, uint64_t seed) {
+  host.beginStep(step, seed);
+  ctx.allocator().beginStep();
+  skipped = false;
+  FRENZY_CUDA_CHECK(cudaMemsetAsync(badIndices, 0xff,
+                                    size_t(std::max(1, prog.instrs_size())) * 8,
+                                    ctx.compute()),
+                    ctx.who());
+}
+
+void CudaExecutor::run(const std::vector<int32_t> &instrs) {
+  for (int32_t i : instrs) {
+    if (i == firstUpdate && fp16Scaling)
+      unscaleGradients();
+    runInstr(i);
+  }
+}
+
+void CudaExecutor::finishStep(int64_t step) {
+  for (const plan::Io &io : prog.outputs())
+    download(io.tensor());
+  ctx.synchronize(cudaTimeoutSeconds(), "step " + std::to_string(step));
+  checkBadIndices();
+}
+
+void *CudaExecutor::deviceTensor(int32_t id) { return allocate(id); }
+
+int64_t CudaExecutor::deviceBytes(int32_t id) {
+  allocate(id);
+  return dev[size_t(id)].bytes;
+}
+
+void CudaExecutor::switchMicroBatch(int64_t mb) {
+  if (mb == currentMicroBatch)
+    return;
+  std::vector<void *> &put = stashed[currentMicroBatch];
+  put.assign(dev.size(), nullptr);
+  for (size_t id = 0; id < dev.size(); ++id)
+    if (!persistent[id]) {
+      put[id] = dev[id].ptr;
+      dev[id].ptr = nullptr;
+    }
+  auto it = stashed.find(mb);
+  if (it != stashed.end()) {
+    for (size_t id = 0; id < dev.size(); ++id)
+      if (!persistent[id])
+        dev[id].ptr = it->second[id];
+    stashed.erase(it);
+  }
+  currentMicroBatch = mb;
+}
+
+void CudaExecutor::runStep(int64_t step, uint64_t seed) {
+  beginStep(step, seed);
+  for (int32_t pos : order) {
+    if (pos == firstUpdate && fp16Scaling)
+      unscaleGradients();
+    runInstr(pos);
+    if (pos == lossInstr)
+      checkedLoss(step);
+  }
+  finishStep(step);
+}
+
+void CudaExecutor::runMicroBatches(
+    int64_t step, uint64_t seed, const plan::StageProgram &stage,
+    int64_t micro, int64_t count,
+    const std::function<void(int64_t mb)> &fill) {
+  beginStep(step, seed);
+  cudaStream_t s = ctx.compute();
+  StepContext &sc = host.context();
+  // Accumulators of the gradients the update reads, one per step.
+  std::vector<std::pair<int32_t, float *>> acc;
+  for (int32_t g : updateGrads)
+    acc.push_back({g, reinterpret_cast<float *>(ctx.allocator().allocate(
+                          host.tensor(g).numel() * 4, 0,
+                          "the gradient accumulator of tensor " +
+                              std::to_string(g)))});
+  double lossSum = 0;
+  auto check = [&](const k::Status &st) {
+    if (!st.ok())
+      throw RuntimeError(ctx.who() + ": gradient accumulation: " +
+                         st.message());
+  };
+  for (int64_t mb = 0; mb < count; ++mb) {
+    sc.microBatch = micro;
+    sc.sampleOffset = (stage.first_micro_batch() + mb) * micro;
+    fill(mb);
+    uploadInputs();
+    for (int32_t i : stage.forward_instrs())
+      runInstr(i);
+    lossSum += checkedLoss(step);
+    for (int32_t i : stage.backward_instrs())
+      runInstr(i);
+    for (auto [g, a] : acc) {
+      int64_t n = host.tensor(g).numel();
+      if (mb == 0)
+        FRENZY_CUDA_CHECK(cudaMemcpyAsync(a, dev[g].ptr, size_t(n) * 4,
+                                          cudaMemcpyDeviceToDevice, s),
+                          ctx.who());
+      else
+        check(k::binary(s, cpu::BinaryKind::Add, k::FloatType::F32, a, {n}, a,
+                        {n}, dev[g].ptr, {n}));
+    }
+  }
+  // The mean over the global batch, as the one-rank loss's mean gives.
+  float inv = 1.0f / float(count);
+  float *invDev = reinterpret_cast<float *>(
+      ctx.allocator().allocate(4, 0, "the micro-batch factor"));
+  FRENZY_CUDA_CHECK(cudaMemcpyAsync(invDev, &inv, 4, cudaMemcpyHostToDevice, s),
+                    ctx.who());
+  for (auto [g, a] : acc) {
+    int64_t n = host.tensor(g).numel();
+    check(k::scaleBy(s, a, n, invDev));
+    FRENZY_CUDA_CHECK(cudaMemcpyAsync(dev[g].ptr, a, size_t(n) * 4,
+                                      cudaMemcpyDeviceToDevice, s),
+                      ctx.who());
+  }
+  if (fp16Scaling && !stage.update_instrs().empty())
+    unscaleGradients();
+  for (int32_t i : stage.update_instrs())
+    runInstr(i);
+  finishStep(step);
+  for (auto [g, a] : acc)
+    ctx.allocator().free(reinterpret_cast<uint64_t>(a));
+  ctx.allocator().free(reinterpret_cast<uint64_t>(invDev));
+  int32_t loss = host.lossTensorId();
+  if (loss >= 0)
+    host.tensor(loss).f32()[0] = float(lossSum / double(count));
+}
