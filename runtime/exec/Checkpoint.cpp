@@ -142,6 +142,20 @@ std::string newestComplete(const std::string &dir,
     struct stat st;
     if (::stat(dir.c_str(), &st) != 0)
       throw RuntimeError(dir + ": no such checkpoint directory");
+    // A checkpoint of the format before manifests (one plan's rank files).
+    for (const std::string &h : scan.halfWritten) {
+      char magic[8] = {0};
+      std::FILE *f = std::fopen((h + "/rank-0.bin").c_str(), "rb");
+      bool old = f && std::fread(magic, 1, 8, f) == 8 &&
+                 std::memcmp(magic, "FRZCKPT1", 8) == 0;
+      if (f)
+        std::fclose(f);
+      if (old)
+        throw RuntimeError(h + ": a checkpoint of the format before "
+                           "manifests (FRZCKPT1, readable only by the older "
+                           "frenzy-launch and plan that wrote it); nothing to "
+                           "resume from here");
+    }
     throw RuntimeError(dir + ": no complete checkpoint to resume from" +
                        (half.empty() ? std::string()
                                      : " (" + half + " half-written: no "
