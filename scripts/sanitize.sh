@@ -26,13 +26,15 @@ if [ ! -x build/bin/frenzy-opt ]; then
   exit 2
 fi
 mkdir -p build-asan
+# CPU code only: nvcc takes no -fsanitize, and the CUDA backend cannot run
+# here (docs/cuda.md).
 if [ ! -f build-asan/build.ninja ]; then
   launcher=()
   if command -v ccache > /dev/null; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   fi
   cmake -G Ninja -B build-asan -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS=-g \
-    -DFRENZY_SANITIZE=ON "${launcher[@]}" \
+    -DFRENZY_SANITIZE=ON -DFRENZY_CUDA=OFF "${launcher[@]}" \
     -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py > build-asan/configure.log 2>&1 ||
     { echo "sanitize: cmake failed (build-asan/configure.log)"; exit 2; }

@@ -3,6 +3,8 @@
 #include "frenzy/Cluster/GpuCatalogue.h"
 #include "frenzy/Planning/TimelineSimulation.h"
 
+#include "ProfileTestText.h"
+
 #include "gtest/gtest.h"
 
 #include <cstdio>
@@ -11,33 +13,6 @@
 using namespace frenzy;
 
 namespace {
-
-std::string writeTemp(const std::string &text) {
-  char name[] = "/tmp/frenzy-profile-XXXXXX";
-  int fd = mkstemp(name);
-  close(fd);
-  std::ofstream(name) << text;
-  return name;
-}
-
-const char *kProfile = R"(frenzy_profile: 1
-gpu_type: cpu
-op_overhead_us: 1
-copy_gbs: 10
-cores: 2
-matmul_gflops:
-  - { size: 1e6, rate: 10 }
-  - { size: 1e8, rate: 30 }
-attention_gflops:
-  - { size: 1e6, rate: 5 }
-memory_gbs:
-  - { size: 1e3, rate: 40 }
-  - { size: 1e7, rate: 4 }
-kernel_gbs:
-  - { op: gelu, size: 1e4, rate: 2 }
-links:
-  - { kind: shm, latency_us: 2, bandwidth_gbs: 1, allreduce_latency_us: 3, allreduce_bandwidth_gbs: 0.5 }
-)";
 
 TEST(DeviceProfile, InterpolatesRatesLogLinearlyInSize) {
   std::string path = writeTemp(kProfile);

@@ -11,6 +11,8 @@
 #include "frenzy/Cluster/GpuCatalogue.h"
 #include "frenzy/Planning/TimelineSimulation.h"
 
+#include "ProfileTestText.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -21,31 +23,6 @@
 using namespace frenzy;
 
 namespace {
-
-std::string writeTemp(const std::string &text) {
-  char name[] = "/tmp/frenzy-profile-XXXXXX";
-  int fd = mkstemp(name);
-  close(fd);
-  std::ofstream(name) << text;
-  return name;
-}
-
-const char *kBase = R"(frenzy_profile: 1
-gpu_type: cpu
-op_overhead_us: 1
-copy_gbs: 10
-cores: 2
-matmul_gflops:
-  - { size: 1e6, rate: 10 }
-attention_gflops:
-  - { size: 1e6, rate: 5 }
-memory_gbs:
-  - { size: 1e3, rate: 40 }
-kernel_gbs:
-  - { op: gelu, size: 1e4, rate: 2 }
-links:
-  - { kind: shm, latency_us: 2, bandwidth_gbs: 1, allreduce_latency_us: 3, allreduce_bandwidth_gbs: 0.5 }
-)";
 
 const char *kShared = R"(shared_allreduce: { round_us: 1, bandwidth_gbs: 1 }
 contention:
@@ -61,7 +38,7 @@ llvm::Expected<DeviceProfile> read(const std::string &text) {
 }
 
 TEST(CoreSharing, SharedAllReduceIsRoundsPlusBytesPerMember) {
-  auto p = read(std::string(kBase) + kShared);
+  auto p = read(std::string(kProfile) + kShared);
   ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
   // 6 ranks: recursive doubling over 4 (2 rounds) and 2 to fold in and
   // hand back; each member moves 2 (n-1)/n of the buffer.
@@ -76,19 +53,19 @@ TEST(CoreSharing, SharedAllReduceIsRoundsPlusBytesPerMember) {
   EXPECT_NEAR(p->contentionSlowdown(3), 1.5, 1e-12);
   EXPECT_NEAR(p->contentionSlowdown(9), 1.5, 1e-12);
   // A profile without them (an older frenzy-calibrate) measures neither.
-  auto old = read(kBase);
+  auto old = read(kProfile);
   ASSERT_TRUE(bool(old));
   EXPECT_LT(old->sharedAllReduceSeconds(1e3, 4), 0);
   EXPECT_EQ(old->contentionSlowdown(6), 1.0);
 }
 
 TEST(CoreSharing, MalformedEntriesAreRefused) {
-  auto p = read(std::string(kBase) +
+  auto p = read(std::string(kProfile) +
                 "contention:\n  - { ranks_per_core: 0, slowdown: 1 }\n");
   ASSERT_FALSE(bool(p));
   EXPECT_NE(llvm::toString(p.takeError()).find("ranks_per_core must be >= 1"),
             std::string::npos);
-  auto q = read(std::string(kBase) +
+  auto q = read(std::string(kProfile) +
                 "shared_allreduce: { round_us: 1, bandwidth_gbs: 0 }\n");
   ASSERT_FALSE(bool(q));
   EXPECT_NE(llvm::toString(q.takeError()).find("bandwidth_gbs positive"),
@@ -143,7 +120,7 @@ TEST(CoreSharing, RanksOfACoreTakeTurns) {
   // (40 bytes among 3: 3 rounds x 1 us + 2*2/3 * 40 B at 1 GB/s), and it
   // is never idle: while one of its ranks waits for the others, the other
   // runs. Its work is the step.
-  PredictedTimeline t = play(std::string(kBase) + kShared, 3);
+  PredictedTimeline t = play(std::string(kProfile) + kShared, 3);
   double norm = 3e-6 + 2.0 * 2 / 3 * 40 / 1e9;
   double forward = 6e-6 * 1.5; // 2 ranks per core: slowed by 1.5
   ASSERT_EQ(t.rankSeconds.size(), 3u);
@@ -163,7 +140,7 @@ TEST(CoreSharing, RanksOfACoreTakeTurns) {
 TEST(CoreSharing, ACoreEachNeedsNoTurns) {
   // The same plan where the profile counts 3 cores: each rank has one, the
   // step is one forward and the all-reduce at the link's figures.
-  std::string profile = std::string(kBase) + kShared;
+  std::string profile = std::string(kProfile) + kShared;
   profile.replace(profile.find("cores: 2"), 8, "cores: 3");
   PredictedTimeline t = play(profile, 3);
   double forward = 6e-6 * 1.1; // 1 rank per core

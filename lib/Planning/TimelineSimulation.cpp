@@ -413,9 +413,6 @@ private:
     out.events.push_back(std::move(e));
   }
 
-  /// The core each rank runs on, when its node has more CPU ranks than
-  /// cores: frenzy-launch binds them round-robin (the node's i-th rank on
-  /// core i mod cores). Otherwise each rank has a core of its own ("").
   /// A member's time in an all-reduce among `members`: `alone` when each
   /// has a core of its own; when some share one (more CPU ranks than
   /// cores), the profile's measured cost of each member's turns on its
@@ -441,6 +438,9 @@ private:
     return most > 1 && shared >= 0 ? shared : alone;
   }
 
+  /// The core each rank runs on, when its node has more CPU ranks than
+  /// cores: frenzy-launch binds them round-robin (the node's i-th rank on
+  /// core i mod cores). Otherwise each rank has a core of its own ("").
   std::vector<std::string> coreOfRanks() {
     std::vector<std::string> core(std::max(1, plan.ranks_size()));
     std::map<std::string, int> onNode, seen;
@@ -461,7 +461,7 @@ private:
   /// whose message is not there yet waits. Where ranks share a core, the
   /// waiting one gives it up (frenzy-launch runs oversubscribed ranks with
   /// Open MPI's mpi_yield_when_idle) and a rank that can run again queues
-  /// for its core, first come first served, then keeps it until it waits
+  /// for its core, longest waiter first, then keeps it until it waits
   /// again (as under SCHED_FIFO; the kernel's time slices under normal
   /// scheduling share the same work among the same ranks differently).
   void play() {

@@ -73,6 +73,25 @@ int measureSharedRun(const std::string &path, bool quick) {
   return 0;
 }
 
+bool runMpirun(std::vector<std::string> args) {
+  args.insert(args.begin(), "mpirun");
+  if (geteuid() == 0)
+    args.insert(args.begin() + 1, "--allow-run-as-root");
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char *> argv;
+    for (std::string &a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp("mpirun", argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid)
+    return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 /// Runs `exe --shared-only=FILE` under mpirun as frenzy-launch starts more
 /// ranks than cores; false when it fails.
 static bool runOnce(const std::string &exe, int ranks, bool quick,
@@ -83,28 +102,15 @@ static bool runOnce(const std::string &exe, int ranks, bool quick,
     return false;
   close(fd);
   std::vector<std::string> args = {
-      "mpirun", "-np", std::to_string(ranks), "--oversubscribe", "--map-by",
-      "core", "--bind-to", "core:overload-allowed", "--mca",
-      "mpi_yield_when_idle", "1"};
-  if (geteuid() == 0)
-    args.push_back("--allow-run-as-root");
-  args.insert(args.end(), {exe, std::string("--shared-only=") + tmpl});
+      "-np", std::to_string(ranks), "--oversubscribe", "--map-by", "core",
+      "--bind-to", "core:overload-allowed", "--mca", "mpi_yield_when_idle",
+      "1", exe, std::string("--shared-only=") + tmpl};
   if (quick)
     args.push_back("--quick");
-  pid_t pid = fork();
-  if (pid == 0) {
-    std::vector<char *> argv;
-    for (std::string &a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp("mpirun", argv.data());
-    _exit(127);
-  }
-  int status = 0, n = 0;
-  waitpid(pid, &status, 0);
+  bool ran = runMpirun(args);
+  int n = 0;
   std::ifstream in(tmpl);
-  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-            (in >> n >> small >> large) && n == ranks && small > 0 &&
+  bool ok = ran && (in >> n >> small >> large) && n == ranks && small > 0 &&
             large > small;
   unlink(tmpl);
   return ok;

@@ -12,6 +12,7 @@
 #define FRENZY_TOOLS_CALIBRATE_SHAREDBENCH_H
 
 #include <string>
+#include <vector>
 
 namespace frenzy::calibrate {
 
@@ -19,6 +20,10 @@ struct SharedAllReduce {
   double roundSeconds = 0, bandwidth = 0; // 0: not measured
   std::string what;                       // the measured points, a comment
 };
+
+/// Runs `mpirun ARGS` (adding --allow-run-as-root for root) and waits;
+/// true when it exited 0.
+bool runMpirun(std::vector<std::string> args);
 
 /// Under mpirun with ranks bound round-robin to cores: rank 0 writes
 /// "ranks small_seconds large_seconds" to `path` (the all-reduce of 16

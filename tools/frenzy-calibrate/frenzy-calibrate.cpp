@@ -198,30 +198,17 @@ bool runLinks(const Options &o, Link &l) {
   // One core each, as frenzy-launch runs ranks that do not outnumber the
   // cores: unbound, under SCHED_FIFO beside another job's ranks, both could
   // land on one core, where the spinning one starves the other.
-  std::vector<std::string> args = {"mpirun", "-np", "2", "--oversubscribe"};
+  std::vector<std::string> args = {"-np", "2", "--oversubscribe"};
   if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
     args.insert(args.end(), {"--map-by", "core", "--bind-to", "core"});
   else
     args.insert(args.end(), {"--bind-to", "none"});
-  if (geteuid() == 0)
-    args.push_back("--allow-run-as-root");
   args.insert(args.end(), {exe, std::string("--links-only=") + tmpl});
   if (o.quick)
     args.push_back("--quick");
-  pid_t pid = fork();
-  if (pid == 0) {
-    std::vector<char *> argv;
-    for (std::string &a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp("mpirun", argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
+  bool ran = runMpirun(args);
   std::ifstream in(tmpl);
-  bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-            (in >> l.latency >> l.bandwidth >> l.reduceLatency >>
+  bool ok = ran && (in >> l.latency >> l.bandwidth >> l.reduceLatency >>
              l.reduceBandwidth >> l.sendBandwidth);
   for (double bytes, rate; ok && in >> bytes >> rate;)
     l.reduceRates.emplace_back(bytes, rate);
