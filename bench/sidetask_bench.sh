@@ -98,6 +98,7 @@ for mode, (base_med, side_med, harvest, harvestable, delay) in rows.items():
     print(f"2. side-task seconds per step ({mode}): harvested {1e3*H:.2f} ms of {1e3*P:.2f} ms predicted harvestable: {100*H/P:.0f}% (target >= 50%)")
 print("3. bubble share of the step per rank, predicted / measured (traced runs): " +
       ", ".join(f"rank {r}: {100*st.median(idle_pred[r]):.1f}% / {100*st.median(idle_meas[r]):.1f}% "
-                f"(diff {100*abs(st.median(idle_pred[r]) - st.median(idle_meas[r])):.1f} points)"
+                f"(diff {100*abs(st.median(idle_pred[r]) - st.median(idle_meas[r])):.1f} points, "
+                f"{100*abs(st.median(idle_meas[r]) / st.median(idle_pred[r]) - 1):.0f}% of the predicted)"
                 for r in sorted(idle_pred)) + " (target within 10 points)")
 PY
