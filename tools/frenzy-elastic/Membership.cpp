@@ -5,6 +5,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace frenzy::elastic {
 
@@ -40,6 +41,10 @@ size_t indentOf(const std::string &s) {
 } // namespace
 
 ClusterFile ClusterFile::read(const std::string &path) {
+  // A directory opens as a stream but reads as nothing: say what it is.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw ElasticError(path + ": is a directory, not a cluster file");
   std::ifstream in(path);
   if (!in)
     throw ElasticError(path + ": cannot read the cluster file");

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -113,6 +114,28 @@ std::string besideSelf(const std::string &name) {
       return path;
   }
   return name;
+}
+
+bool findProgram(const std::string &program) {
+  auto runnable = [](const std::string &p) {
+    struct stat st;
+    return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(p.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos)
+    return runnable(program);
+  const char *path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/bin:/bin";
+  for (size_t b = 0; b <= dirs.size();) {
+    size_t e = dirs.find(':', b);
+    if (e == std::string::npos)
+      e = dirs.size();
+    std::string dir = e > b ? dirs.substr(b, e - b) : ".";
+    if (runnable(dir + "/" + program))
+      return true;
+    b = e + 1;
+  }
+  return false;
 }
 
 RunResult runWithTimeout(const std::vector<std::string> &argv, double timeout) {

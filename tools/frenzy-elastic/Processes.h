@@ -62,6 +62,9 @@ std::vector<pid_t> descendants(pid_t pid);
 bool processAlive(pid_t pid);
 /// The program beside this one named `name`, else `name` (found on PATH).
 std::string besideSelf(const std::string &name);
+/// Whether `program` can be run: an executable file when it names a path,
+/// else one on PATH (as execvp looks for it).
+bool findProgram(const std::string &program);
 
 } // namespace frenzy::elastic
 

@@ -258,6 +258,9 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
   int64_t stoppedAt = 0;
   int deadRank = -1, signalled = 0;
   double deadAt = 0;
+  // A rank that ended on its own error (status `failed`): the deaths that
+  // follow are mpirun ending the others, not lost devices.
+  double failedAt = 0;
   std::string errorLine;
   double errorAt = 0;
   std::optional<Membership> joining;
@@ -308,7 +311,8 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
     double t = now();
     // A rank whose process is gone while the job still runs is lost (a
     // pid on this machine is checked; mpirun reports the others).
-    if (t - lastStatusPoll > 0.05) {
+    // (At once after mpirun's report: a `failed` rank must be seen first.)
+    if (t - lastStatusPoll > 0.05 || (deadRank >= 0 && !failedAt)) {
       lastStatusPoll = t;
       for (size_t r = 0; r < info.rankNode.size(); ++r) {
         auto s = readRankState(statusDir + "/rank-" + std::to_string(r));
@@ -319,6 +323,8 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
           out.lastStep = std::max(out.lastStep, s->step);
           lastProgress = t;
         }
+        if (s->state == "failed" && !failedAt)
+          failedAt = t;
         if (deadRank < 0 && s->host == me &&
             (s->state == "running" || s->state == "starting") &&
             !processAlive(s->pid)) {
@@ -327,7 +333,17 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
         }
       }
     }
-    if (deadRank >= 0 && !(errorAt > 0 && errorAt < deadAt)) {
+    if (failedAt && t - failedAt > o.stopGrace) {
+      // mpirun ends a job whose rank failed by itself; this one did not.
+      job.stop(o.stopGrace);
+      pump(0);
+      out.what = "a rank failed (not a lost device, so not re-planned): " +
+                 (errorLine.empty() ? std::string("see its output above")
+                                    : errorLine) +
+                 "; " + checkpointText(o);
+      return finish(Outcome::Failed);
+    }
+    if (deadRank >= 0 && !failedAt && !(errorAt > 0 && errorAt < deadAt)) {
       // Lost: mpirun ends the others by itself; what is left is ended.
       out.detected = deadAt;
       out.lostRank = deadRank;
@@ -413,7 +429,7 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
           describe(*joining).c_str());
     return finish(Outcome::Done);
   }
-  if (deadRank >= 0 && !(errorAt > 0 && errorAt < deadAt)) {
+  if (deadRank >= 0 && !failedAt && !(errorAt > 0 && errorAt < deadAt)) {
     out.detected = deadAt;
     out.lostRank = deadRank;
     out.what =

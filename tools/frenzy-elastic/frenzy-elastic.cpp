@@ -11,9 +11,12 @@
 #include "Processes.h"
 #include "Supervisor.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
+#include <unistd.h>
 
 using namespace frenzy::elastic;
 
@@ -51,9 +54,13 @@ ElasticOptions frenzy::elastic::parseElasticArgs(int argc, char **argv) {
         return false;
       char *end = nullptr;
       double v = std::strtod(s.c_str(), &end);
-      if (*end || v < min)
-        throw ElasticError(std::string(flag) + " needs a number >= " +
-                           std::to_string(int(min)) + ", got '" + s + "'");
+      // Counts are whole; NaN, inf and 1e30 would not survive the cast.
+      bool whole = std::is_integral_v<std::decay_t<decltype(into)>>;
+      if (*end || !(v >= min && v <= 1e9) || (whole && v != std::floor(v)))
+        throw ElasticError(std::string(flag) + " needs a " +
+                           (whole ? "whole number" : "number") + " from " +
+                           std::to_string(int(min)) + " to 1e9, got '" + s +
+                           "'");
       into = decltype(+into)(v);
       return true;
     };
@@ -90,7 +97,8 @@ ElasticOptions frenzy::elastic::parseElasticArgs(int argc, char **argv) {
   }
   auto need = [](bool ok, const char *what) {
     if (!ok)
-      throw ElasticError(std::string(what) + "\n" + kUsage);
+      throw ElasticError(std::string(what) +
+                         " (frenzy-elastic --help lists the options)");
   };
   need(!o.model.empty(), "no model given");
   need(!o.cluster.empty(), "--cluster=C.yaml is required");
@@ -107,6 +115,13 @@ ElasticOptions frenzy::elastic::parseElasticArgs(int argc, char **argv) {
     o.frenzyOpt = besideSelf("frenzy-opt");
   if (o.frenzyLaunch.empty())
     o.frenzyLaunch = besideSelf("frenzy-launch");
+  // Found missing now, not after a plan or in the middle of a re-plan.
+  for (auto [path, flag] : {std::pair{&o.frenzyOpt, "--frenzy-opt"},
+                            std::pair{&o.frenzyLaunch, "--frenzy-launch"}})
+    if (!findProgram(*path))
+      throw ElasticError(*path + ": no such program (not beside "
+                                 "frenzy-elastic nor on PATH); give " +
+                         std::string(flag) + "=PATH");
   return o;
 }
 

@@ -5,12 +5,15 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <exception>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace frenzy::rt {
 
-RankStatus::RankStatus(std::string d, int r) : dir(std::move(d)), rank(r) {
+RankStatus::RankStatus(std::string d, int r)
+    : dir(std::move(d)), rank(r),
+      exceptionsAtStart(std::uncaught_exceptions()) {
   if (dir.empty())
     return;
   ::mkdir(dir.c_str(), 0755);
@@ -19,7 +22,15 @@ RankStatus::RankStatus(std::string d, int r) : dir(std::move(d)), rank(r) {
     throw RuntimeError(dir + ": cannot create the --status-dir");
 }
 
+RankStatus::~RankStatus() {
+  // Unwinding towards the rank's error line and MPI_Abort: the supervisor
+  // must see `failed` before this pid vanishes.
+  if (std::uncaught_exceptions() > exceptionsAtStart)
+    update(lastStep, "failed");
+}
+
 void RankStatus::update(int64_t step, const char *state) {
+  lastStep = step;
   if (dir.empty())
     return;
   char host[256] = "?";

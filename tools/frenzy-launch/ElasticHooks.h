@@ -5,7 +5,10 @@
 //  --status-dir=DIR  every rank keeps DIR/rank-R (pid, host, step, state)
 //                    up to date, replaced atomically after each step, so a
 //                    supervisor can tell which rank's process died first
-//                    and how far the job got;
+//                    and how far the job got; a rank that ends on its own
+//                    error says `failed` first, so its exit is not taken
+//                    for a lost device (the error comes through mpirun
+//                    later than the pid disappears);
 //  --stop-file=FILE  after each checkpoint the ranks look for FILE (rank 0
 //                    looks, every rank learns the answer) and stop cleanly
 //                    when it exists: the supervisor's way to end a job at a
@@ -25,12 +28,18 @@ class RankStatus {
 public:
   /// `dir` empty: every update is a no-op.
   RankStatus(std::string dir, int rank);
-  /// state: starting | running | stopped | done.
+  /// Left by an exception (the rank's error, which ends the job): `failed`.
+  ~RankStatus();
+  RankStatus(const RankStatus &) = delete;
+  RankStatus &operator=(const RankStatus &) = delete;
+  /// state: starting | running | stopped | done | failed.
   void update(int64_t step, const char *state);
 
 private:
   std::string dir;
   int rank;
+  int64_t lastStep = 0;
+  int exceptionsAtStart;
 };
 
 /// Whether `path` names an existing file ("" : never).
