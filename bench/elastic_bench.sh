@@ -20,6 +20,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHICH=${1:-all} ROUNDS=${2:-3}
+case "$WHICH" in tiny|gpt2|all) ;; *)
+  echo "elastic_bench.sh: error: unknown model set '$WHICH'; usage: bench/elastic_bench.sh [tiny|gpt2|all] [ROUNDS]" >&2
+  exit 2 ;; esac
+case "$ROUNDS" in ''|*[!0-9]*|0)
+  echo "elastic_bench.sh: error: ROUNDS must be a whole number >= 1, not '$ROUNDS'" >&2
+  exit 2 ;; esac
 py=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

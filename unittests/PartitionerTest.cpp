@@ -208,6 +208,7 @@ TEST_F(Partitioner, ProblemMemoryEqualsTheMemoryModel) {
         MemoryOverheads ov;
         ov.contextBytes = g->contextBytes;
         ov.ncclBytes = g->commBufferBytes;
+        ov.workspaceBytes = g->workspaceBytes;
         EXPECT_EQ(scored->pipelines[0].stages[0].peakBytes,
                   memory->query(q, ov).total())
             << "tp " << tp << " layers " << first << "-" << last;

@@ -17,6 +17,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 B=${1:-8} T=${2:-1024} STEPS=${3:-20}
+# Checked before anything runs (a typo must not turn into a GPU-time error).
+for v in "$B" "$T" "$STEPS"; do
+  case "$v" in ''|*[!0-9]*|0)
+    echo "gpt2_throughput.sh: error: BATCH, SEQ and STEPS must be whole numbers >= 1, not '$v'; usage: bench/gpu/gpt2_throughput.sh [BATCH] [SEQ] [STEPS]" >&2
+    exit 2 ;; esac
+done
 py=${PYTHON:-python3}
 if ! nvidia-smi -L > /dev/null 2>&1; then
   echo "SKIP: no NVIDIA GPU here (nvidia-smi -L failed); nothing measured"

@@ -49,7 +49,7 @@ static const GpuType kCatalogue[] = {
      "one CPU rank of Frenzy's CPU backend: 0.035 TFLOPS is the fp32 rate "
      "frenzy-launch reaches on one thread of this project's build machine "
      "(bench/train_speed.sh, docs/training.md); 8 GiB per rank nominal",
-     0},
+     0, 0},
 };
 
 llvm::ArrayRef<GpuType> frenzy::gpuCatalogue() { return kCatalogue; }

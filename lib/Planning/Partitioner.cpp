@@ -101,6 +101,7 @@ frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
       d.memoryGBs = g->memoryGBs;
       d.contextBytes = g->contextBytes;
       d.commBufferBytes = g->commBufferBytes;
+      d.workspaceBytes = g->workspaceBytes;
       for (int64_t b : irBlocks) {
         d.blockSeconds.push_back(cost.blockSeconds(b, *g, 1));
         if (options.fullRecompute)

@@ -96,6 +96,7 @@ frenzy::predictResources(const MemoryModel &model, const ClusterSpec &cluster,
     MemoryOverheads o;
     o.contextBytes = p.gpu.contextBytes;
     o.ncclBytes = p.gpu.commBufferBytes;
+    o.workspaceBytes = p.gpu.workspaceBytes;
     for (int64_t n = 1; n <= p.available && !p.minGpus; ++n) {
       for (int64_t tp : {1, 2, 4, 8}) {
         if (tp > p.perNode || n % tp)

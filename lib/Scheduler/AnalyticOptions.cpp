@@ -71,7 +71,8 @@ std::optional<Best> bestLayout(const Sizes &z, const SchedType &t, int64_t n,
       double state = stageParams / tp * (4.0 + 12.0 / double(dp));
       int groups = (tp > 1) + (pp > 1) + (dp > 1);
       double overhead =
-          double(g.contextBytes) + double(groups * g.commBufferBytes);
+          double(g.contextBytes) + double(g.workspaceBytes) +
+          double(groups * g.commBufferBytes);
       bool acrossNodes = n > t.perNode;
       double dpLink = acrossNodes ? network : t.intraGBs;
       double ppLink = tp * pp > t.perNode ? network : t.intraGBs;

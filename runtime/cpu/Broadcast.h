@@ -1,11 +1,12 @@
 //===- Broadcast.h - numpy broadcasting index arithmetic --------*- C++ -*-===//
 //
-// Internal to the CPU kernels. An operand broadcast to an output shape is
-// read through per-dimension strides that are 0 where the operand has size 1
-// (or no dim at all): offset = sum(index[d] * stride[d]). The same walk
-// serves transposes and slices (other strides) and reductions (the output
-// read through strides over the input shape), so every shape-generic kernel
-// shares this one iterator.
+// Internal to the CPU kernels (the CUDA kernels share the host-side shape
+// arithmetic: runtime/cuda/kernels/Movement.cu). An operand broadcast to an
+// output shape is read through per-dimension strides that are 0 where the
+// operand has size 1 (or no dim at all): offset = sum(index[d] * stride[d]).
+// The same walk serves transposes and slices (other strides) and reductions
+// (the output read through strides over the input shape), so every
+// shape-generic kernel shares this one iterator.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_CPU_BROADCAST_H
@@ -23,6 +24,13 @@ std::vector<int64_t> broadcastStrides(const Shape &in, const Shape &out);
 
 /// Row-major strides of a shape.
 std::vector<int64_t> contiguousStrides(const Shape &shape);
+
+/// Output shape, input strides and start offset of a strided slice
+/// (ONNX Slice: negative steps walk backwards from start).
+int64_t sliceGeometry(const Shape &inShape, const std::vector<int64_t> &starts,
+                      const std::vector<int64_t> &limits,
+                      const std::vector<int64_t> &steps, Shape &outShape,
+                      std::vector<int64_t> &strides);
 
 /// Visits the walked shape one innermost row at a time, calling
 /// f(pos, offsets, steps, len): pos is the row's row-major position in

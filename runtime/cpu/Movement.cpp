@@ -77,12 +77,11 @@ void expand(void *out, const Shape &outShape, const void *in,
                       detail::broadcastStrides(inShape, outShape), elemBytes);
 }
 
-namespace {
-/// Output shape, input strides and start offset of a strided slice.
-int64_t sliceGeometry(const Shape &inShape, const std::vector<int64_t> &starts,
-                      const std::vector<int64_t> &limits,
-                      const std::vector<int64_t> &steps, Shape &outShape,
-                      std::vector<int64_t> &strides) {
+int64_t detail::sliceGeometry(const Shape &inShape,
+                              const std::vector<int64_t> &starts,
+                              const std::vector<int64_t> &limits,
+                              const std::vector<int64_t> &steps,
+                              Shape &outShape, std::vector<int64_t> &strides) {
   std::vector<int64_t> in = detail::contiguousStrides(inShape);
   int64_t base = 0;
   outShape.resize(inShape.size());
@@ -98,7 +97,6 @@ int64_t sliceGeometry(const Shape &inShape, const std::vector<int64_t> &starts,
   }
   return base;
 }
-} // namespace
 
 void slice(void *out, const void *in, const Shape &inShape,
            const std::vector<int64_t> &starts,
@@ -106,7 +104,8 @@ void slice(void *out, const void *in, const Shape &inShape,
            const std::vector<int64_t> &strides, int elemBytes) {
   Shape outShape;
   std::vector<int64_t> s;
-  int64_t base = sliceGeometry(inShape, starts, limits, strides, outShape, s);
+  int64_t base =
+      detail::sliceGeometry(inShape, starts, limits, strides, outShape, s);
   if (numElements(outShape) == 0)
     return;
   detail::stridedCopy(out, static_cast<const char *>(in) + base * elemBytes,
@@ -120,7 +119,8 @@ void sliceGradF32(float *din, const Shape &inShape, const float *dout,
   std::fill(din, din + numElements(inShape), 0.0f);
   Shape outShape;
   std::vector<int64_t> s[1];
-  int64_t base = sliceGeometry(inShape, starts, limits, strides, outShape, s[0]);
+  int64_t base =
+      detail::sliceGeometry(inShape, starts, limits, strides, outShape, s[0]);
   detail::forEachBroadcast(outShape, s, [&](int64_t i, const int64_t *off) {
     din[base + off[0]] += dout[i];
   });

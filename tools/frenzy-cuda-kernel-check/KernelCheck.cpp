@@ -4,7 +4,7 @@
 // GPU and the matching CPU kernel of runtime/cpu on the same seeded random
 // inputs, and prints one table row per comparison (max error relative to
 // the tensor's scale, the tolerance, PASS/FAIL). f32 must match within
-// 1e-5; bf16/f16 within the bounds in CheckHarness.h (docs/cuda.md).
+// 1e-5; bf16/f16 within the bounds in CheckHarness.h (docs/cuda-kernels.md).
 // Exit 1 on any failure. --bench times the kernels at GPT-2 124M shapes
 // instead (KernelBench.cpp). Without a CUDA device it prints one SKIP line
 // with the reason and exits 0, so CI without a GPU stays green and shows
@@ -21,7 +21,15 @@
 using namespace frenzy::kcheck;
 
 int main(int argc, char **argv) {
-  const bool bench = argc > 1 && std::string(argv[1]) == "--bench";
+  // Checked before the device: a typo must not pass as a SKIP on CI.
+  if (argc > 2 || (argc == 2 && std::string(argv[1]) != "--bench")) {
+    std::fprintf(stderr,
+                 "frenzy-cuda-kernel-check: error: unknown argument '%s'; "
+                 "usage: frenzy-cuda-kernel-check [--bench]\n",
+                 argv[argc > 2 && std::string(argv[1]) == "--bench" ? 2 : 1]);
+    return 2;
+  }
+  const bool bench = argc == 2;
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {

@@ -31,8 +31,9 @@ int frenzy::rt::runCudaSingleRank(const Options &o, const plan::Plan &p) {
                        "--dump are not supported by the CUDA backend yet "
                        "(docs/cuda.md); pass --backend=cpu");
   // A one-rank partitioned plan (frenzy-opt --global-batch on one device)
-  // runs its micro-batches; more ranks need the CUDA rank runner, which
-  // does not exist yet (docs/cuda.md).
+  // runs its micro-batches here; main() sends plans of more ranks to
+  // runMultiRank (CudaRankRunner), so the check below only guards this
+  // function's own assumptions (one stage, program 0).
   const plan::StageProgram *stage = nullptr;
   if (p.stages_size() > 0) {
     stage = &p.stages(0);

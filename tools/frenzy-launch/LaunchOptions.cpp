@@ -136,6 +136,11 @@ Options parseArgs(int argc, char **argv) {
     throw RuntimeError(std::string("no plan given\n") + kUsage);
   if (initFromSeed)
     o.initSeed = o.seed;
+  // --share-gpus only changes how CUDA ranks pick a device; accepting it
+  // with the CPU backend would suggest it did something there.
+  if (o.shareGpus && o.backend == "cpu")
+    throw RuntimeError("--share-gpus maps CUDA ranks onto fewer GPUs; it has "
+                       "no meaning with --backend=cpu: drop one of them");
   if (o.checkpointEvery > 0 && o.checkpointDir.empty())
     throw RuntimeError("--checkpoint-every needs --checkpoint-dir=DIR");
   if (!o.stopFile.empty() && o.checkpointEvery == 0)

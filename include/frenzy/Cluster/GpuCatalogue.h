@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "plan/DeviceWorkspace.h"
 
 #include <cstdint>
 #include <memory>
@@ -31,6 +32,11 @@ struct GpuType {
   /// Buffers per communicator a rank is in (NCCL's); a CPU rank's MPI
   /// needs none worth counting.
   int64_t commBufferBytes = 256ll << 20;
+  /// Fixed device buffers the runtime's backend allocates per rank besides
+  /// tensors and the context (the CUDA backend's cuBLASLt workspace, which
+  /// its allocator's high-water mark includes); part of the predicted peak
+  /// but not of the plan's context_bytes. The CPU backend has none.
+  int64_t workspaceBytes = plan::kCudaGemmWorkspaceBytes;
   /// Measured speeds (frenzy-calibrate) named by the cluster file's
   /// `profile:`; null: the datasheet figures and default efficiencies.
   std::shared_ptr<const DeviceProfile> profile;

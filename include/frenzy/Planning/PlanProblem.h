@@ -127,6 +127,7 @@ struct DeviceProfile {
   int64_t memoryBytes = 0;
   double tensorTflops = 0, memoryGBs = 0;
   int64_t contextBytes = 0, commBufferBytes = 0;
+  int64_t workspaceBytes = 0; // GpuType::workspaceBytes
   /// Seconds of forward + backward + update of one sequence per block
   /// (ModelProfile::blocks' order); a micro-batch of b takes b times that.
   std::vector<double> blockSeconds;

@@ -178,7 +178,8 @@ StageMemory MemoryModel::query(const StageQuery &q,
   s.activations = q.inFlight * scale(saved);
   s.transient = scale(transient) + (q.head ? scale(ioBytes) : 0);
   int communicators = (q.tp > 1) + (q.dp > 1);
-  s.overhead = o.contextBytes + communicators * o.ncclBytes +
+  // The workspace is one allocation held all run: no fragmentation share.
+  s.overhead = o.contextBytes + o.workspaceBytes + communicators * o.ncclBytes +
                int64_t(o.fragmentation *
                        double(s.state + s.activations + s.transient));
   return s;

@@ -208,7 +208,10 @@ int64_t PlanCost::stagePeak(int device, int64_t tp, int64_t first,
   int64_t activations = inFlight * scale(saved) + received;
   int64_t trans = scale(transient) + (head ? scale(m.ioBytes) : 0);
   const DeviceProfile &d = p.devices[device];
-  int64_t overhead = d.contextBytes + (tp > 1 ? d.commBufferBytes : 0) +
+  // The backend's workspace is one allocation held all run: no
+  // fragmentation share (MemoryModel::query does the same).
+  int64_t overhead = d.contextBytes + d.workspaceBytes +
+                     (tp > 1 ? d.commBufferBytes : 0) +
                      int64_t(m.fragmentation *
                              double(state + activations + trans));
   return state + activations + trans + overhead;

@@ -2,6 +2,7 @@
 #include "DeviceContext.h"
 
 #include "CudaCheck.h"
+#include "plan/DeviceWorkspace.h"
 
 #include <algorithm>
 #include <chrono>
@@ -51,8 +52,6 @@ struct CudaSegments : SegmentSource {
                      : int64_t(freeB);
   }
 };
-
-constexpr size_t kBlasWorkspace = size_t(32) << 20; // Hopper's recommendation
 
 } // namespace
 
@@ -119,9 +118,11 @@ DeviceContext::DeviceContext(const plan::Plan &plan, int rank, bool shareGpus)
   FRENZY_CUDA_CHECK(cudaFree(nullptr), whoText); // the context exists now
   FRENZY_CUDA_CHECK(cudaMemGetInfo(&freeB, &total), whoText);
   context = int64_t(total) - int64_t(freeB);
-  handles.workspace = reinterpret_cast<void *>(
-      alloc->allocate(int64_t(kBlasWorkspace), 0, "the cuBLASLt workspace"));
-  handles.workspaceBytes = kBlasWorkspace;
+  // The plan's predicted peak counts this buffer (GpuType::workspaceBytes),
+  // so its size has one definition shared with the compiler.
+  handles.workspace = reinterpret_cast<void *>(alloc->allocate(
+      plan::kCudaGemmWorkspaceBytes, 0, "the cuBLASLt workspace"));
+  handles.workspaceBytes = size_t(plan::kCudaGemmWorkspaceBytes);
 }
 
 DeviceContext::~DeviceContext() {

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "ScatterAdd.cuh"
 
+#include "Broadcast.h" // the CPU kernels' shape arithmetic, shared
+
 #include <algorithm>
 
 namespace frenzy::cuda::kernels {
@@ -22,13 +24,6 @@ __global__ void stridedCopyKernel(T *out, const T *in, int64_t n,
     m.offsets(i, off);
     out[i] = in[off[0]];
   }
-}
-
-std::vector<int64_t> contiguousStrides(const Shape &shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;)
-    s[d - 1] = s[d] * shape[d];
-  return s;
 }
 
 /// out[shape] = in[base + index . strides], elements of elemBytes.
@@ -73,25 +68,6 @@ void aroundAxis(const Shape &s, int64_t axis, int64_t &outer, int64_t &inner) {
     inner *= s[d];
 }
 
-int64_t sliceGeometry(const Shape &inShape, const std::vector<int64_t> &starts,
-                      const std::vector<int64_t> &limits,
-                      const std::vector<int64_t> &steps, Shape &outShape,
-                      std::vector<int64_t> &strides) {
-  std::vector<int64_t> in = contiguousStrides(inShape);
-  int64_t base = 0;
-  outShape.resize(inShape.size());
-  strides.resize(inShape.size());
-  for (size_t d = 0; d < inShape.size(); ++d) {
-    int64_t n = steps[d] > 0
-                    ? (limits[d] - starts[d] + steps[d] - 1) / steps[d]
-                    : (starts[d] - limits[d] - steps[d] - 1) / -steps[d];
-    outShape[d] = std::max<int64_t>(0, n);
-    strides[d] = in[d] * steps[d];
-    base += starts[d] * in[d];
-  }
-  return base;
-}
-
 template <typename T>
 __global__ void gatherKernel(T *out, const T *data, const int64_t *idx,
                              int64_t numIdx, int64_t outer, int64_t rows,
@@ -115,7 +91,7 @@ __global__ void gatherKernel(T *out, const T *data, const int64_t *idx,
 Status transpose(cudaStream_t s, void *out, const void *in,
                  const Shape &inShape, const std::vector<int64_t> &perm,
                  int elemBytes) {
-  std::vector<int64_t> inStrides = contiguousStrides(inShape);
+  std::vector<int64_t> inStrides = cpu::detail::contiguousStrides(inShape);
   Shape outShape(perm.size());
   std::vector<int64_t> strides(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) {
@@ -143,7 +119,8 @@ Status slice(cudaStream_t s, void *out, const void *in, const Shape &inShape,
              const std::vector<int64_t> &strides, int elemBytes) {
   Shape outShape;
   std::vector<int64_t> st;
-  int64_t base = sliceGeometry(inShape, starts, limits, strides, outShape, st);
+  int64_t base = cpu::detail::sliceGeometry(inShape, starts, limits, strides,
+                                            outShape, st);
   return stridedCopy(s, out, in, base, outShape, st, elemBytes, "slice");
 }
 
@@ -166,7 +143,8 @@ Status sliceGrad(cudaStream_t s, float *din, const Shape &inShape,
     return cudaStatus("slice_grad", e);
   Shape outShape;
   std::vector<int64_t> st;
-  int64_t base = sliceGeometry(inShape, starts, limits, strides, outShape, st);
+  int64_t base = cpu::detail::sliceGeometry(inShape, starts, limits, strides,
+                                            outShape, st);
   const int64_t n = cpu::numElements(outShape);
   if (n <= 0)
     return {};

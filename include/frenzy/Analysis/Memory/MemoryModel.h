@@ -22,6 +22,7 @@ namespace frenzy {
 struct MemoryOverheads {
   int64_t contextBytes = 512ll << 20;  // CUDA context (GpuType::contextBytes)
   int64_t ncclBytes = 256ll << 20;     // per communicator the rank is in
+  int64_t workspaceBytes = 0; // fixed backend buffers (GpuType::workspaceBytes)
   double fragmentation = 0.05;         // allocator slack, share of tensors
 };
 
