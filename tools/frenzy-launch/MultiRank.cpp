@@ -12,6 +12,7 @@
 #include "Checkpoint.h"
 #include "ElasticHooks.h"
 #include "LaunchOptions.h"
+#include "plan/DeviceWorkspace.h"
 #include "plan/PlanPrograms.h"
 #include "RankRunner.h"
 #include "SideTasks.h"
@@ -185,15 +186,18 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
                   runner.executor().learningRate(step));
       if (!p.optimizer().kind().empty())
         std::printf(" | grad norm %.4f", r.gradNorm);
-      // The CPU backend has no CUDA context: compare with the prediction
-      // without it.
+      // The CPU backend has no CUDA context and no cuBLASLt workspace:
+      // compare with the prediction without them (a GPU type's prediction
+      // counts both, GpuType::workspaceBytes; the "cpu" type's neither).
       std::printf(" | %.0f tokens/s | memory MiB (rank: used/predicted)",
                   double(tokens) / sec);
       for (size_t k = 0; k < peaks.size(); ++k) {
         const plan::Rank &pr = p.ranks(int(k));
+        int64_t cudaOnly =
+            pr.context_bytes() +
+            (pr.gpu_type() != "cpu" ? plan::kCudaGemmWorkspaceBytes : 0);
         std::printf(" %zu:%.2f/%.2f", k, double(peaks[k]) / (1 << 20),
-                    double(pr.predicted_peak_bytes() - pr.context_bytes()) /
-                        (1 << 20));
+                    double(pr.predicted_peak_bytes() - cudaOnly) / (1 << 20));
       }
       std::printf("\n");
       std::fflush(stdout);
