@@ -132,6 +132,34 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
       if (io.name().rfind("grad.", 0) == 0 &&
           !ex->tensor(io.tensor()).storage.empty())
         grads.push_back(io.tensor());
+  {
+    std::map<int32_t, size_t> lastUse; // gradient -> position in backward
+    std::set<int32_t> isGrad(grads.begin(), grads.end());
+    for (size_t k = 0; k < backward.size(); ++k)
+      for (auto *ids : {&prog.instrs(backward[k]).inputs(),
+                        &prog.instrs(backward[k]).outputs()})
+        for (int32_t id : *ids)
+          if (isGrad.count(id))
+            lastUse[id] = k;
+    std::map<size_t, std::vector<int32_t>> doneAt;
+    for (auto [g, k] : lastUse)
+      doneAt[k].push_back(g);
+    size_t begin = 0;
+    for (auto &[k, gs] : doneAt) {
+      backwardParts.emplace_back(
+          std::vector<int32_t>(backward.begin() + begin,
+                               backward.begin() + k + 1),
+          gs);
+      begin = k + 1;
+    }
+    // Gradients made outside the backward (none today) are added after it.
+    std::vector<int32_t> rest;
+    for (int32_t g : grads)
+      if (!lastUse.count(g))
+        rest.push_back(g);
+    backwardParts.emplace_back(
+        std::vector<int32_t>(backward.begin() + begin, backward.end()), rest);
+  }
 
   // Communicators: every member creates each of its groups in plan order.
   for (int g = 0; g < plan.groups_size(); ++g) {
@@ -218,7 +246,8 @@ void RankRunner::forEachPiece(const plan::CommGroup &g, F f) {
     if (m.rank() == me.id())
       for (const plan::Piece &pc : m.pieces()) {
         const Tensor &t = ex->tensor(pc.tensor());
-        f(pc, accum[pc.tensor()].data(), t, t.numel() / pc.count());
+        f(pc, reinterpret_cast<float *>(accum[pc.tensor()].data()), t,
+          t.numel() / pc.count());
       }
 }
 
@@ -263,19 +292,37 @@ void RankRunner::forwardOrBackward(const plan::Action &a) {
     for (int32_t id : rerunSent)
       ex->release(id);
   }
-  ex->run(backward);
+  for (const auto &[instrs, done] : backwardParts) {
+    ex->run(instrs);
+    for (int32_t g : done)
+      accumulate(g);
+  }
   for (int32_t id : keptInputs)
     ex->release(id);
-  for (int32_t g : grads) {
-    const Tensor &t = ex->tensor(g);
-    std::vector<float> &acc = accum[g];
-    if (microBatchesRun == 0)
-      acc.assign(t.f32(), t.f32() + t.numel());
-    else
-      for (int64_t i = 0, n = t.numel(); i < n; ++i)
-        acc[i] += t.f32()[i];
-  }
   ++microBatchesRun;
+}
+
+void RankRunner::accumulate(int32_t g) {
+  // The first micro-batch's gradients become the accumulators; a later
+  // one's are added and freed, so a stage keeps one set of gradients
+  // however many micro-batches it runs (before, each micro-batch's set
+  // stayed allocated until the update, and was put away with its
+  // activations: m sets, which the memory model does not predict).
+  Tensor &t = ex->tensor(g);
+  if (t.storage.empty()) // not made on this rank
+    return;
+  std::vector<uint64_t> &acc = accum[g];
+  if (microBatchesRun == 0) {
+    if (ex->isPersistent(g)) // a program output (no optimizer): a copy
+      acc = t.storage;
+    else
+      ex->detach(g, acc);
+    return;
+  }
+  float *a = reinterpret_cast<float *>(acc.data());
+  for (int64_t i = 0, n = t.numel(); i < n; ++i)
+    a[i] += t.f32()[i];
+  ex->release(g); // no-op for a program output
 }
 
 /// Copies a piece of a gradient accumulator to the contiguous `buf`, or
@@ -319,12 +366,21 @@ void RankRunner::reduceGradients() {
         comm.allReduceSum(bufs[g].data(), off, dpGroups[g].second);
       }
     }
+  // The accumulators go back into the gradient tensors the update reads
+  // (in place: no second set); the update frees them.
   const float inv = 1.0f / float(plan.total_micro_batches());
   for (int32_t g : grads) {
-    float *dst = ex->tensor(g).f32();
-    const std::vector<float> &acc = accum[g];
-    for (size_t i = 0; i < acc.size(); ++i)
-      dst[i] = acc[i] * inv;
+    std::vector<uint64_t> &acc = accum[g];
+    float *a = reinterpret_cast<float *>(acc.data());
+    for (int64_t i = 0, n = ex->tensor(g).numel(); i < n && !acc.empty(); ++i)
+      a[i] *= inv;
+    if (ex->isPersistent(g)) {
+      if (!acc.empty())
+        ex->tensor(g).storage = acc;
+      acc.clear();
+    } else {
+      ex->restore(g, acc);
+    }
   }
 }
 

@@ -110,7 +110,18 @@ private:
   std::unique_ptr<Executor> ex;
   std::vector<int32_t> forward, backward, updates;
   std::vector<int32_t> grads;                     // accumulated per step
-  std::map<int32_t, std::vector<float>> accum;    // by gradient tensor
+  /// By gradient tensor: the first micro-batch's gradient storage, taken
+  /// from the executor (still counted there), which later micro-batches
+  /// add into; given back before the update. One set per step, not one
+  /// per micro-batch (each micro-batch's gradients are freed once added).
+  std::map<int32_t, std::vector<uint64_t>> accum;
+  /// The backward cut after each instruction that last touches a gradient,
+  /// with the gradients done there: each is added to its accumulator and
+  /// freed at once, so at most the few one instruction makes exist beside
+  /// the accumulators, as a GPU kernel's in-place accumulation would.
+  std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>
+      backwardParts;
+  void accumulate(int32_t g);
   /// Each DP group's contiguous pieces, kept from step to step: a fresh
   /// buffer every step pays its page faults again (on this VM ~0.4 ms for
   /// the tiny GPT's 0.9 MB of gradients).

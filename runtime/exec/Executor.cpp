@@ -194,6 +194,20 @@ void Executor::release(int32_t id) {
   recycle(tensors[id]);
 }
 
+void Executor::detach(int32_t id, std::vector<uint64_t> &out) {
+  out.clear();
+  out.swap(tensors[id].storage);
+}
+
+void Executor::restore(int32_t id, std::vector<uint64_t> &in) {
+  if (in.empty())
+    return;
+  if (!tensors[id].storage.empty())
+    recycle(tensors[id]);
+  tensors[id].storage.swap(in);
+  in.clear();
+}
+
 void Executor::obtain(Tensor &t) {
   size_t words = size_t(t.bytes() + 7) / 8;
   auto it = spare.find(words);

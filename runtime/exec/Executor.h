@@ -68,6 +68,11 @@ public:
   void allocate(int32_t id);
   void release(int32_t id);
   bool isPersistent(int32_t id) const { return persistent[id]; }
+  /// Moves an activation's storage out to `out` (a gradient accumulator
+  /// kept across micro-batches) and back in with restore(), which needs
+  /// the tensor unallocated. It stays counted as live memory meanwhile.
+  void detach(int32_t id, std::vector<uint64_t> &out);
+  void restore(int32_t id, std::vector<uint64_t> &in);
   /// Makes the activations of micro-batch `mb` current, putting away the
   /// current ones.
   void switchMicroBatch(int64_t mb);
