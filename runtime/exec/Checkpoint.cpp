@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cinttypes>
 #include <csignal>
 #include <cstdio>
@@ -142,6 +143,9 @@ std::string newestComplete(const std::string &dir,
     struct stat st;
     if (::stat(dir.c_str(), &st) != 0)
       throw RuntimeError(dir + ": no such checkpoint directory");
+    if (!S_ISDIR(st.st_mode))
+      throw RuntimeError(dir + ": not a directory (--resume takes the "
+                         "checkpoint directory, DIR of --checkpoint-dir=DIR)");
     // A checkpoint of the format before manifests (one plan's rank files).
     for (const std::string &h : scan.halfWritten) {
       char magic[8] = {0};
@@ -209,6 +213,29 @@ Checkpointer::Checkpointer(CheckpointOptions opts) : o(std::move(opts)) {
   }
   if (o.dir.empty())
     return;
+  // Refused before training, not at the first checkpoint after hours of it.
+  struct stat st;
+  if (::stat(o.dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      throw RuntimeError(o.dir + ": --checkpoint-dir is not a directory; "
+                         "choose another (nothing was written)");
+    if (::access(o.dir.c_str(), W_OK | X_OK) != 0)
+      throw RuntimeError(o.dir + ": --checkpoint-dir is not writable: " +
+                         std::strerror(errno));
+  } else {
+    std::string d = o.dir;
+    while (d.size() > 1 && d.back() == '/')
+      d.pop_back();
+    size_t slash = d.find_last_of('/');
+    std::string parent = slash == std::string::npos ? "."
+                         : slash == 0               ? "/"
+                                                    : d.substr(0, slash);
+    if (::stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+        ::access(parent.c_str(), W_OK | X_OK) != 0)
+      throw RuntimeError(o.dir + ": cannot create --checkpoint-dir: " +
+                         parent + " is not a writable directory (create it "
+                         "or choose another)");
+  }
   CheckpointScan scan = scanCheckpoints(o.dir);
   if (scan.step == 0)
     return; // a new directory, or one without a complete checkpoint

@@ -211,8 +211,10 @@ Manifest readManifest(const std::string &path) {
         throw fail("'" + key + "' expects " + std::to_string(n - 1) +
                    " fields");
     };
+    // Counts above 2^50 are damage, not a run: refused here so no step or
+    // data position arithmetic later overflows.
     auto integer = [&](size_t k, int64_t min) {
-      if (!readInt(w[k], i) || i < min)
+      if (!readInt(w[k], i) || i < min || i > (int64_t(1) << 50))
         throw fail("'" + key + "': bad number '" + w[k] + "'");
       return i;
     };
@@ -267,7 +269,13 @@ Manifest readManifest(const std::string &path) {
     } else if (key == "data_windows") {
       want(2), m.dataWindows = integer(1, 0), seen |= 32;
     } else if (key == "seed") {
-      want(2), m.seed = uint64_t(integer(1, 0));
+      // Any 64-bit seed (not bounded like the counts).
+      want(2);
+      char *end = nullptr;
+      errno = 0;
+      m.seed = std::strtoull(w[1].c_str(), &end, 10);
+      if (w[1].empty() || w[1][0] == '-' || *end != 0 || errno != 0)
+        throw fail("'seed': bad number '" + w[1] + "'");
     } else if (key == "lr") {
       want(2), m.lr = real(1);
     } else if (key == "plan_hash") {

@@ -76,6 +76,11 @@ int64_t StoredCheckpoint::load(const std::string &name,
       cuts;
   for (const Stored &st : all) {
     const PieceHeader &h = st.header;
+    // Every piece is cut from the same whole shape: copySlice trusts it.
+    if (h.shape != shape)
+      throw RuntimeError(st.file + ": piece '" + name + "' is stored as " +
+                         dimsText(h.shape) + ", another piece as " +
+                         dimsText(shape) + " (damaged)");
     if (h.parts == 1) {
       use = {&st};
       break;

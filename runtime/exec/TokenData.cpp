@@ -54,7 +54,12 @@ void TokenData::rows(int64_t step, int64_t B, int64_t T, int64_t first,
   int64_t span = size() - T; // window starts in [0, span)
   for (int64_t r = 0; r < rows; ++r) {
     int64_t window = baseWindows + (step - baseStep - 1) * B + first + r;
-    int64_t start = (window * T) % span;
+    // Reduced before the multiply: a checkpoint's window count may be
+    // large, and window * T must not overflow into a negative start.
+    int64_t w = window % span;
+    if (w < 0)
+      w += span;
+    int64_t start = (w * T) % span;
     for (int64_t t = 0; t < T; ++t) {
       if (idx)
         idx[r * T + t] = tokens[start + t];

@@ -106,6 +106,28 @@ TEST(CheckpointFormat, HalfWrittenManifestIsRefused) {
   }
 }
 
+/// Any 64-bit seed comes back; a window count no run reaches (it would
+/// overflow the data position) is refused as damage.
+TEST(CheckpointFormat, LargeSeedKeptHugeCountRefused) {
+  TempDir tmp;
+  std::string dir = tmp;
+  ASSERT_FALSE(dir.empty());
+  Manifest m = sample();
+  m.seed = 18000000000000000000ull;
+  writeText(dir + "/manifest", formatManifest(m));
+  EXPECT_EQ(readManifest(dir + "/manifest").seed, m.seed);
+  m.dataWindows = int64_t(1) << 62;
+  writeText(dir + "/manifest", formatManifest(m));
+  try {
+    readManifest(dir + "/manifest");
+    FAIL() << "data_windows 2^62 was accepted";
+  } catch (const RuntimeError &e) {
+    EXPECT_NE(std::string(e.what()).find("'data_windows': bad number"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CheckpointFormat, ShardsComeBackWholeAndCutAnotherWay) {
   TempDir tmp;
   std::string dir = tmp, step = dir + "/step-00000007";
