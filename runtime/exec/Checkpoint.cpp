@@ -162,11 +162,11 @@ std::string newestComplete(const std::string &dir,
     }
     throw RuntimeError(dir + ": no complete checkpoint to resume from" +
                        (half.empty() ? std::string()
-                                     : " (" + half + " half-written: no "
-                                       "manifest)"));
+                                     : " (" + half + " half-written: never "
+                                       "completed)"));
   }
   if (!half.empty() && warnings)
-    warnings->push_back(half + ": half-written checkpoint (no manifest), "
+    warnings->push_back(half + ": half-written checkpoint (never completed), "
                         "ignored; resuming from step " +
                         std::to_string(scan.step));
   return scan.path;
