@@ -162,11 +162,11 @@ std::string newestComplete(const std::string &dir,
     }
     throw RuntimeError(dir + ": no complete checkpoint to resume from" +
                        (half.empty() ? std::string()
-                                     : " (" + half + " half-written: no "
-                                       "manifest)"));
+                                     : " (" + half + " half-written: never "
+                                       "completed)"));
   }
   if (!half.empty() && warnings)
-    warnings->push_back(half + ": half-written checkpoint (no manifest), "
+    warnings->push_back(half + ": half-written checkpoint (never completed), "
                         "ignored; resuming from step " +
                         std::to_string(scan.step));
   return scan.path;
@@ -550,12 +550,18 @@ void Checkpointer::write(int64_t step, Executor &ex) {
   crashHook().at(o.dir, step, 0, -1);
   // A complete checkpoint of this step from an earlier run (resumed from
   // an older one) is replaced; the new one is complete before it goes.
+  // A step-N.old beside a step-N is a crashed removal's leftover (the
+  // rename below needs its name free); without a step-N it may be the
+  // only copy of step N (the scan takes it), removed once the new step-N
+  // is in place.
   std::string old = final + ".old";
-  bool replaced = std::rename(final.c_str(), old.c_str()) == 0;
+  struct stat st;
+  if (::stat(final.c_str(), &st) == 0)
+    removeCheckpointDir(old);
+  std::rename(final.c_str(), old.c_str());
   renameInto(tmp, final);
   fsyncPath(o.dir);
-  if (replaced)
-    removeCheckpointDir(old);
+  removeCheckpointDir(old);
   writeFileAtomically(o.dir + "/latest",
                       "step " + std::to_string(step) + "\nmodel " +
                           hex16(o.plan->model_hash()) + "\n");

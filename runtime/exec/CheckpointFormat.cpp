@@ -340,7 +340,7 @@ CheckpointScan scanCheckpoints(const std::string &dir) {
   DIR *d = opendir(dir.c_str());
   if (!d)
     return scan;
-  std::vector<std::pair<int64_t, std::string>> half;
+  std::vector<std::pair<int64_t, std::string>> half, olds;
   while (dirent *e = readdir(d)) {
     std::string n = e->d_name;
     if (n.compare(0, 5, "step-") != 0)
@@ -357,9 +357,18 @@ CheckpointScan scanCheckpoints(const std::string &dir) {
         scan.step = step, scan.path = path;
     } else if (rest.empty() || rest == ".tmp") {
       half.emplace_back(step, path);
+    } else if (rest == ".old") {
+      olds.emplace_back(step, path);
     }
   }
   closedir(d);
+  // A rewrite of step N renames the complete step-N to step-N.old before
+  // step-N.tmp becomes step-N: a crash between the two leaves only the
+  // .old one, still complete. Taken only when newer than every step-N
+  // (a present step-N wins; a half-removed .old beside it is never read).
+  for (auto &[step, path] : olds)
+    if (step > scan.step && complete(path))
+      scan.step = step, scan.path = path;
   std::sort(half.begin(), half.end());
   for (auto &[step, path] : half)
     if (step >= scan.step)

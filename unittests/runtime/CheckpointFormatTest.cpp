@@ -220,4 +220,12 @@ TEST(CheckpointFormat, ScanFindsNewestCompleteStep) {
   EXPECT_EQ(s.halfWritten[0], dir + "/step-00000005.tmp");
   EXPECT_EQ(s.halfWritten[1], dir + "/step-00000006");
   EXPECT_EQ(scanCheckpoints(dir + "/none").step, 0);
+  // A crash while step 2 was being replaced: its complete .old copy is
+  // the newest; beside a complete step-2 it is ignored.
+  ASSERT_EQ(::mkdir((dir + "/step-00000003.old").c_str(), 0755), 0);
+  writeText(dir + "/step-00000003.old/manifest", formatManifest(sample()));
+  EXPECT_EQ(scanCheckpoints(dir).path, dir + "/step-00000003.old");
+  ASSERT_EQ(::mkdir((dir + "/step-00000003").c_str(), 0755), 0);
+  writeText(dir + "/step-00000003/manifest", formatManifest(sample()));
+  EXPECT_EQ(scanCheckpoints(dir).path, dir + "/step-00000003");
 }
