@@ -544,11 +544,12 @@ std::vector<PieceHeader> readPieceIndex(const std::string &path,
     h.shape.resize(dims);
     int64_t whole = 1;
     for (int64_t &d : h.shape) {
-      if (!get(in, d) || d < 0 || d > (int64_t(1) << 40))
+      // Both factors are at most 2^40, so the product is bounded before it
+      // is formed (two such dims would overflow int64).
+      if (!get(in, d) || d < 0 || d > (int64_t(1) << 40) ||
+          (d != 0 && whole > (int64_t(1) << 40) / d))
         throw corrupt();
       whole *= d;
-      if (whole > (int64_t(1) << 40))
-        throw corrupt();
     }
     if (!get(in, h.dim) || !get(in, h.parts) || !get(in, h.blocks) ||
         !get(in, h.index) || !get(in, h.elements) || !get(in, h.moments) ||
