@@ -7,7 +7,7 @@
 # test under test/Inputs/fuzz/). Exit status: 1 when any target crashed.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 # Env: JOBS (ninja -j, default 1), CLANG / CLANGXX (default clang / clang++),
-#      FUZZ_SEED=N for a reproducible run (CI),
+#      FUZZ_SEED=N and FUZZ_RUNS=N for a reproducible run (CI),
 #      FUZZ_KEEP_CORPUS=1 to keep growing build-fuzz/fuzz/corpus/NAME.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -41,8 +41,12 @@ ninja -C build-fuzz -j"${JOBS:-1}" "${targets[@]}" >> build-fuzz/build.log 2>&1 
 # FUZZ_SEED fixes libFuzzer's random seed: CI's smoke run then tries the
 # same inputs on every run (a gate must not fail by chance); exploration is
 # the long runs without it.
+# FUZZ_RUNS caps the executions: with FUZZ_SEED a run then tries exactly the
+# inputs a run here tried, however fast the machine (the time limit still
+# stops it early on a slow one, trying a prefix of them).
 seed=()
 if [ -n "${FUZZ_SEED:-}" ]; then seed=(-seed="$FUZZ_SEED"); fi
+if [ -n "${FUZZ_RUNS:-}" ]; then seed+=(-runs="$FUZZ_RUNS"); fi
 status=0
 while IFS='=' read -r name seeds; do
   [ -n "$name" ] || continue
