@@ -1,5 +1,6 @@
 //===- GraphEmitter.cpp - values, parameters and the function of an import ===//
 #include "GraphEmitter.h"
+#include "onnx/defs/schema.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -320,6 +321,37 @@ std::optional<ImportError> checkSupported(const LoadedModel &model) {
   return std::nullopt;
 }
 
+/// Why a node leaves out an input its op requires, or nothing. ONNX marks
+/// an absent optional input with an empty name; in a required or variadic
+/// position that would hand the handler a null value for an operand its op
+/// needs (a crash in the op builder), so it is refused here, for every op.
+static std::optional<std::string>
+missingRequiredInput(const onnx::NodeProto &node, int64_t opset) {
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  const onnx::OpSchema *schema =
+      onnx::OpSchemaRegistry::Schema(node.op_type(), int(opset), domain);
+  if (!schema)
+    return std::nullopt;
+  const auto &formal = schema->inputs();
+  for (size_t i = 0; i < formal.size(); ++i) {
+    auto option = formal[i].GetOption();
+    if (option == onnx::OpSchema::Optional)
+      continue;
+    size_t last = option == onnx::OpSchema::Variadic
+                      ? std::max<size_t>(i + 1, size_t(node.input_size()))
+                      : i + 1;
+    for (size_t k = i; k < last; ++k)
+      if (int(k) >= node.input_size() || node.input(int(k)).empty())
+        return "input " + std::to_string(k) + " ('" + formal[i].GetName() +
+               "') is required but " +
+               (int(k) >= node.input_size() ? "missing" : "empty") +
+               "; give the node that input";
+    if (option == onnx::OpSchema::Variadic)
+      break;
+  }
+  return std::nullopt;
+}
+
 std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
   bool allKnown = true;
   for (const auto &o : node.output())
@@ -332,6 +364,8 @@ std::optional<ImportError> GraphEmitter::emitNode(const onnx::NodeProto &node) {
   const HandlerEntry *h = findHandler(node, opset(), why);
   if (!h)
     return ImportError{describeNode(node, model) + ": " + why};
+  if (auto missing = missingRequiredInput(node, opset()))
+    return ImportError{describeNode(node, model) + ": " + *missing};
   // Materialise every operand first, so handlers never see a null value.
   for (int i = 0; i < node.input_size(); ++i)
     if (!node.input(i).empty() && !resolved.constants.count(node.input(i)) &&
