@@ -28,7 +28,8 @@ ARGS="$SRC/examples/gpt2-tiny.onnx --global-batch=8 --seq=64 --cluster=$T/mixed2
 "$BUILD/bin/frenzy-opt" $ARGS --emit=bubbles | grep -E "^  p[0-9]+ s[0-9]+ \(|total:"
 "$BUILD/bin/frenzy-opt" $ARGS -o "$T/p.plan" 2>/dev/null
 RTRUN=""
-if [ "${RT:-0}" = 1 ]; then RTRUN="chrt -f 10"; fi
+# Two SCHED_FIFO jobs on the same cores livelock: launches take a machine-wide lock.
+if [ "${RT:-0}" = 1 ]; then RTRUN="flock /tmp/frenzy-rt.lock chrt -f 10"; fi
 i=1
 while [ "$i" -le "$RUNS" ]; do
   $RTRUN "$BUILD/bin/frenzy-launch" "$T/p.plan" --steps="$STEPS" --data="$T/corpus.tokens" \

@@ -25,7 +25,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 /usr/bin/python3 scripts/make_corpus.py data/corpus-gpl3.txt "$work/tokens" > /dev/null
 rt=()
-if [ "${RT:-0}" = 1 ]; then rt=(timeout 300 chrt -f 10); fi
+# Two SCHED_FIFO jobs on the same cores livelock (ranks of equal priority
+# spinning in MPI never yield to each other): launches take a machine-wide lock.
+if [ "${RT:-0}" = 1 ]; then rt=(flock /tmp/frenzy-rt.lock timeout 300 chrt -f 10); fi
 if [ -z "$PROFILE" ]; then
   PROFILE=$work/profile.yaml
   for b in 8 2 1; do
