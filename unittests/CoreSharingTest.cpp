@@ -4,7 +4,8 @@
 // (the all-reduce's turns per member, kernels slowed by the other ranks)
 // and the timeline's rule for such ranks (bound round-robin; a waiting rank
 // gives its core up; a runnable one queues for it and keeps it until it
-// waits again), on a plan small enough to play by hand.
+// waits again; groups on one node sum through shared memory, as
+// frenzy-launch's core turns do), on a plan small enough to play by hand.
 //
 //===----------------------------------------------------------------------===//
 #include "frenzy/Cluster/DeviceProfile.h"
@@ -115,26 +116,29 @@ PredictedTimeline play(const std::string &profile, int ranks) {
 }
 
 TEST(CoreSharing, RanksOfACoreTakeTurns) {
-  // Ranks 0 and 2 share core 0, rank 1 has core 1. Per step core 0 runs two
-  // forwards (6 us each) and the two members' turns in the norm all-reduce
-  // (40 bytes among 3: 3 rounds x 1 us + 2*2/3 * 40 B at 1 GB/s), and it
-  // is never idle: while one of its ranks waits for the others, the other
-  // runs. Its work is the step.
+  // Ranks 0 and 2 share core 0, rank 1 has core 1. Ranks that take turns
+  // sum a group on one node through shared memory (NodeAllReduce): the
+  // last to arrive copies its 40 bytes in and sums the three members'
+  // (memory rate 40 GB/s at this size), each member copies the sum out
+  // with its core. Per step core 0 runs two forwards (6 us each), the sum
+  // and two copies out, and it is never idle: while one of its ranks
+  // waits for the others, the other runs. Its work is the step.
   PredictedTimeline t = play(std::string(kProfile) + kShared, 3);
-  double norm = 3e-6 + 2.0 * 2 / 3 * 40 / 1e9;
+  double out = 2 * 40 / 40e9;
+  double sum = out + (3 + 1) * 40 / 40e9;
   double forward = 6e-6 * 1.5; // 2 ranks per core: slowed by 1.5
   ASSERT_EQ(t.rankSeconds.size(), 3u);
   for (double s : t.rankSeconds)
-    EXPECT_NEAR(s, 2 * (forward + norm), 1e-12);
-  // A member's wait ends at the last member's arrival; its time queued for
-  // the core after that is inside the all-reduce (as the runtime's trace
-  // shows it): the core's other rank takes its turn, then runs its next
-  // forward (it keeps the core until it waits), then this one's turn.
+    EXPECT_NEAR(s, 2 * forward + sum + 2 * out, 1e-12);
+  // A member's wait ends when the sum is done; its time queued for the
+  // core after that is inside the all-reduce (as the runtime's trace shows
+  // it): the core's other rank copies out, then runs its next forward (it
+  // keeps the core until it waits), then this one copies out.
   double longest = 0;
   for (const plan::TraceEvent &e : t.events)
     if (e.name == "norm all-reduce" && e.pid != 1)
       longest = std::max(longest, e.durUs * 1e-6);
-  EXPECT_NEAR(longest, norm + forward + norm, 1e-12);
+  EXPECT_NEAR(longest, out + forward + out, 1e-12);
 }
 
 TEST(CoreSharing, ACoreEachNeedsNoTurns) {

@@ -38,6 +38,7 @@ struct Op {
   int step = 0;            // which of the played steps
   std::string waitName;    // Recv/Collective: the wait slice's name
   double slot = 0;         // a side-task slot's predicted length (no work)
+  double latency = 0;      // Collective: from the last arrival, core-free
 };
 
 class Simulator {
@@ -266,6 +267,7 @@ private:
           o.members = grp.ranks_size();
           o.seconds = sharedAllReduce(p, bytes, grp.ranks(),
                                       l.allReduceSeconds(bytes, n));
+          nodeSum(o, p, bytes, grp.ranks());
           o.waitName = "wait dp";
           o.args = {{"bytes", bytes}};
           ops.push_back(o);
@@ -292,6 +294,7 @@ private:
             p, 8.0 * (2 + plan.ranks_size()), all,
             l.reduceLatency *
                 std::max(1.0, std::log2(double(plan.ranks_size()))));
+        nodeSum(o, p, 8.0 * (2 + plan.ranks_size()), all);
         o.waitName = "wait norm";
         ops.push_back(o);
         ops.push_back(compute("optimizer", "optimizer", uSec, uArgs));
@@ -438,6 +441,35 @@ private:
     return most > 1 && shared >= 0 ? shared : alone;
   }
 
+  /// Ranks that take turns on shared cores sum a group that lives on one
+  /// node through shared memory (runtime/dist/NodeAllReduce.h): each
+  /// member copies its buffer in, the last to arrive sums all of them
+  /// (core-free for the others: `latency`), and each copies the sum out
+  /// once it has its core again (`seconds`).
+  template <class Members>
+  void nodeSum(Op &o, const DeviceProfile &p, double bytes,
+               const Members &members) {
+    if (cores.empty())
+      cores = coreOfRanks();
+    bool turns = false;
+    for (const std::string &c : cores)
+      turns |= !c.empty();
+    if (!turns)
+      return;
+    std::string node;
+    for (int32_t m : members) {
+      if (m < 0 || m >= plan.ranks_size())
+        return;
+      if (node.empty())
+        node = plan.ranks(m).node();
+      else if (plan.ranks(m).node() != node)
+        return;
+    }
+    double n = double(std::max<size_t>(1, size_t(members.size())));
+    o.latency = memorySeconds(p, 2 * bytes) + memorySeconds(p, (n + 1) * bytes);
+    o.seconds = memorySeconds(p, 2 * bytes);
+  }
+
   /// The core each rank runs on, when its node has more CPU ranks than
   /// cores: frenzy-launch binds them round-robin (the node's i-th rank on
   /// core i mod cores). Otherwise each rank has a core of its own ("").
@@ -537,6 +569,8 @@ private:
           state[r] = Running; // holds its core: starts at once
           opStart[r] = t;
           endAt[r] = t + o.seconds;
+          if (o.kind == Op::Collective && readyAt.count(o.key))
+            endAt[r] = std::max(t, readyAt[o.key] + o.latency) + o.seconds;
         }
         // Free cores go to the ranks that have queued longest.
         std::vector<size_t> queue;
@@ -560,13 +594,16 @@ private:
             // runtime's trace shows it): the wait ends at the last arrival.
             double until = t;
             if (o.kind == Op::Collective && readyAt.count(o.key))
-              until = std::max(since[r], std::min(t, readyAt[o.key]));
+              until = std::max(since[r],
+                               std::min(t, readyAt[o.key] + o.latency));
             wait(int(r), o, since[r], until);
             opStart[r] = o.waitName.empty() && o.kind == Op::Recv ? since[r]
                                                                    : until;
           }
           state[r] = Running;
           endAt[r] = t + o.seconds;
+          if (o.kind == Op::Collective && readyAt.count(o.key))
+            endAt[r] = std::max(t, readyAt[o.key] + o.latency) + o.seconds;
         }
       }
       // The next event: an op ends, or a message that is on its way lands.

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <sched.h>
 
 namespace frenzy::rt {
 
@@ -20,6 +22,22 @@ static void check(int rc, const char *what) {
   }
 }
 
+/// Waits until `done()` without holding a core: a waiting rank whose
+/// core-mates take turns sleeps (briefly yielding first, as a short wait
+/// is the common one), so the rank holding the core runs undisturbed.
+template <class F> static void sleepUntil(F done, bool alone) {
+  long ns = 2000;
+  for (int spin = 0; !done(); ++spin) {
+    if (spin < 16 || alone) { // a rank with a core of its own polls on
+      sched_yield();
+      continue;
+    }
+    timespec ts{0, ns};
+    nanosleep(&ts, nullptr);
+    ns = std::min(ns * 2, 50'000L);
+  }
+}
+
 Comm::Comm(int *argc, char ***argv) {
   check(MPI_Init(argc, argv), "MPI_Init");
   // Errors come back as codes, so a rank can say what failed before the
@@ -30,6 +48,10 @@ Comm::Comm(int *argc, char ***argv) {
 }
 
 Comm::~Comm() {
+  active = nullptr;
+  nodeSums.clear();
+  nodeSumsMade.clear();
+  turns.reset();
   for (MPI_Comm &c : groups)
     if (c != MPI_COMM_NULL)
       MPI_Comm_free(&c);
@@ -76,6 +98,8 @@ void Comm::send(const void *data, int64_t bytes, int peer, int tag) {
 }
 
 void Comm::recv(void *data, int64_t bytes, int peer, int tag) {
+  if (active)
+    probe(peer, tag); // the wait without the core
   char *d = static_cast<char *>(data);
   for (int64_t off = 0; off < bytes || off == 0; off += kPiece) {
     int n = int(std::min(kPiece, bytes - off));
@@ -96,6 +120,14 @@ void Comm::recv(void *data, int64_t bytes, int peer, int tag) {
 }
 
 void Comm::probe(int peer, int tag) {
+  if (active) {
+    if (arrived(peer, tag))
+      return; // no wait: the core is kept
+    active->release(CoreTurns::now());
+    sleepUntil([&] { return arrived(peer, tag); }, active->alone());
+    active->acquire();
+    return;
+  }
   check(MPI_Probe(peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Probe");
 }
 
@@ -106,7 +138,24 @@ bool Comm::arrived(int peer, int tag) {
   return flag != 0;
 }
 
+bool Comm::testSends() {
+  for (Pending &p : pending) {
+    int done = 0;
+    check(MPI_Testall(int(p.requests.size()), p.requests.data(), &done,
+                      MPI_STATUSES_IGNORE),
+          "MPI_Testall");
+    if (!done)
+      return false;
+  }
+  return true;
+}
+
 void Comm::waitSends() {
+  if (active && !testSends()) {
+    active->release(CoreTurns::now());
+    sleepUntil([&] { return testSends(); }, active->alone());
+    active->acquire();
+  }
   for (Pending &p : pending) {
     check(MPI_Waitall(int(p.requests.size()), p.requests.data(),
                       MPI_STATUSES_IGNORE),
@@ -128,40 +177,141 @@ MPI_Comm Comm::group(const std::vector<int32_t> &ranks, int tag) {
   MPI_Group_free(&sub);
   MPI_Group_free(&world);
   groups.push_back(c);
+  groupTags[c] = tag;
   return c;
 }
 
-void Comm::allReduceSum(float *data, int64_t n, MPI_Comm comm) {
+uint64_t Comm::collectiveId(MPI_Comm c) {
+  auto it = groupTags.find(c);
+  uint64_t tag = it == groupTags.end() ? 0 : uint64_t(it->second) + 1;
+  return (tag << 40) | ++collCalls[c];
+}
+
+void Comm::arrive(MPI_Comm c) {
+  if (!active) {
+    check(MPI_Barrier(c), "MPI_Barrier");
+    return;
+  }
+  uint64_t id = collectiveId(c);
+  MPI_Request r;
+  check(MPI_Ibarrier(c, &r), "MPI_Ibarrier");
+  int done = 0;
+  auto test = [&] {
+    check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    return done != 0;
+  };
+  if (test())
+    return; // the last to arrive keeps its core
+  active->release(CoreTurns::now(), id);
+  sleepUntil(test, active->alone());
+}
+
+NodeAllReduce *Comm::nodeSum(MPI_Comm c, int elemBytes, int64_t bytes) {
+  auto key = std::make_pair(c, elemBytes);
+  auto it = nodeSums.find(key);
+  if (it == nodeSums.end()) {
+    // Collective MPI calls: made without the core (a core-mate may need it
+    // to get here).
+    active->release(CoreTurns::now());
+    nodeSumsMade.push_back(NodeAllReduce::create(c, bytes));
+    it = nodeSums.emplace(key, nodeSumsMade.back().get()).first;
+    active->acquire();
+  }
+  return it->second;
+}
+
+void Comm::allReduceSum(float *data, int64_t n, MPI_Comm comm,
+                        const Arrived &arrived) {
+  if (active)
+    if (NodeAllReduce *s = nodeSum(comm, 4, n * 4)) {
+      s->sum(data, n, *active, collectiveId(comm), arrived);
+      return;
+    }
+  // With turns every reduction waits for its members first (without the
+  // core); the sum itself then runs with all of them polling.
+  if (active || arrived) {
+    arrive(comm);
+    if (arrived)
+      arrived(0);
+  }
   for (int64_t off = 0; off < n; off += kPiece / 4)
     check(MPI_Allreduce(MPI_IN_PLACE, data + off,
                         int(std::min(kPiece / 4, n - off)), MPI_FLOAT, MPI_SUM,
                         comm),
           "MPI_Allreduce");
+  if (active)
+    active->acquire();
 }
 
-void Comm::allReduceSum(double *data, int n) {
+void Comm::allReduceSum(double *data, int n, const Arrived &arrived) {
+  if (active)
+    if (NodeAllReduce *s = nodeSum(MPI_COMM_WORLD, 8, int64_t(n) * 8)) {
+      s->sum(data, n, *active, collectiveId(MPI_COMM_WORLD), arrived);
+      return;
+    }
+  if (active || arrived) {
+    arrive(MPI_COMM_WORLD);
+    if (arrived)
+      arrived(0);
+  }
   check(MPI_Allreduce(MPI_IN_PLACE, data, n, MPI_DOUBLE, MPI_SUM,
                       MPI_COMM_WORLD),
         "MPI_Allreduce");
+  if (active)
+    active->acquire();
 }
 
 void Comm::allReduceMax(int64_t *data, int n) {
+  if (active)
+    arrive(MPI_COMM_WORLD);
   check(MPI_Allreduce(MPI_IN_PLACE, data, n, MPI_INT64_T, MPI_MAX,
                       MPI_COMM_WORLD),
         "MPI_Allreduce");
+  if (active)
+    active->acquire();
 }
 
 std::vector<int64_t> Comm::gather(int64_t value) {
+  if (active)
+    arrive(MPI_COMM_WORLD);
   std::vector<int64_t> all(me == 0 ? worldSize : 0);
   check(MPI_Gather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0,
                    MPI_COMM_WORLD),
         "MPI_Gather");
+  if (active)
+    active->acquire();
   return all;
 }
 
-void Comm::barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+void Comm::barrier() { barrier(MPI_COMM_WORLD); }
 
-void Comm::barrier(MPI_Comm c) { check(MPI_Barrier(c), "MPI_Barrier"); }
+void Comm::barrier(MPI_Comm c) {
+  arrive(c);
+  if (active)
+    active->acquire();
+}
+
+bool Comm::startCoreTurns(bool wanted, int cores) {
+  turns = CoreTurns::create(wanted, cores);
+  active = turns.get();
+  return active != nullptr;
+}
+
+void Comm::stopCoreTurns() {
+  if (active)
+    active->stop();
+  active = nullptr;
+}
+
+void Comm::giveUpCore() {
+  if (active)
+    active->release(CoreTurns::now());
+}
+
+void Comm::takeBackCore() {
+  if (active)
+    active->acquire();
+}
 
 void Comm::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);

@@ -12,7 +12,13 @@
 
 #include <mpi.h>
 
+#include "CoreTurns.h"
+#include "NodeAllReduce.h"
+
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,13 +53,31 @@ public:
   /// A communicator over `ranks` (this process must be one of them; every
   /// member calls with the same ranks and tag, in the same order).
   MPI_Comm group(const std::vector<int32_t> &ranks, int tag);
-  void allReduceSum(float *data, int64_t n, MPI_Comm comm);
-  void allReduceSum(double *data, int n);
+  /// `arrived`, when given, is called once the wait for the other members
+  /// is over, with how long ago it ended in seconds (a member woken late
+  /// was waiting for its core, not for them): a traced reduction's wait,
+  /// then its transfer.
+  using Arrived = std::function<void(double ago)>;
+  void allReduceSum(float *data, int64_t n, MPI_Comm comm,
+                    const Arrived &arrived = nullptr);
+  void allReduceSum(double *data, int n, const Arrived &arrived = nullptr);
   void allReduceMax(int64_t *data, int n);
   /// Every rank's value, on rank 0 (others get an empty vector).
   std::vector<int64_t> gather(int64_t value);
   void barrier();
   void barrier(MPI_Comm comm);
+
+  /// Ranks of this node that share cores take turns on them from here on
+  /// (CoreTurns.h): collective; `cores` <= 0 means the machine's online
+  /// CPUs. Returns whether turns are on.
+  bool startCoreTurns(bool wanted, int cores);
+  /// Turns end (the step loop is over; every rank calls it).
+  void stopCoreTurns();
+  const CoreTurns *coreTurns() const { return turns.get(); }
+  /// For MPI calls made outside this class while turns are on: gives the
+  /// core up before (`giveUp`) and waits for it after (`takeBack`).
+  void giveUpCore();
+  void takeBackCore();
 
   /// Ends every rank of the job (after a rank's error).
   [[noreturn]] void abort(int code);
@@ -70,6 +94,25 @@ private:
   /// ~60 us on this VM, against ~3 us to copy it into a reused buffer).
   std::vector<std::vector<char>> spare;
   std::vector<MPI_Comm> groups;
+
+  // Core turns: null when this node's ranks each have a core.
+  std::unique_ptr<CoreTurns> turns;
+  CoreTurns *active = nullptr; // turns, until stopCoreTurns()
+  std::map<MPI_Comm, int> groupTags;      // the tag each group was made with
+  std::map<MPI_Comm, uint64_t> collCalls; // collectives called on each
+  /// The same number on every member for the same collective call.
+  uint64_t collectiveId(MPI_Comm c);
+  /// Waits until every member of `c` has arrived, giving the core up if
+  /// the others are not there yet.
+  void arrive(MPI_Comm c);
+  bool testSends();
+  /// The shared-memory sum for `c` and elements of `elemBytes` (made at
+  /// the first call, collectively; null where MPI's is used).
+  NodeAllReduce *nodeSum(MPI_Comm c, int elemBytes, int64_t bytes);
+  std::map<std::pair<MPI_Comm, int>, NodeAllReduce *> nodeSums;
+  // Owned in the order made: freeing windows is collective, so every
+  // member frees them in the same order.
+  std::vector<std::unique_ptr<NodeAllReduce>> nodeSumsMade;
 };
 
 } // namespace frenzy::rt

@@ -337,6 +337,24 @@ static void copyPiece(const plan::Piece &pc, float *acc, const Tensor &t,
               reinterpret_cast<uint8_t *>(buf), intoAcc);
 }
 
+template <class F>
+void RankRunner::tracedAllReduce(const char *what, F reduce) {
+  if (!trace) {
+    reduce(nullptr);
+    return;
+  }
+  // Traced: the wait for every member, then the sum (Comm calls `arrived`
+  // between the two).
+  double start = trace->now(), sum = start;
+  reduce([&](double ago) {
+    sum = std::max(start, trace->now() - ago * 1e6);
+    trace->sliceBetween(plan::kCommThread, std::string("wait ") + what,
+                        "wait", start, sum);
+  });
+  trace->slice(plan::kCommThread, std::string(what) + " all-reduce", "comm",
+               sum);
+}
+
 void RankRunner::reduceGradients() {
   {
     TraceSpan wait(trace, plan::kCommThread, "wait sends", "wait");
@@ -357,14 +375,10 @@ void RankRunner::reduceGradients() {
         copyPiece(pc, acc, t, n, bufs[g].data() + off, /*intoAcc=*/pass == 1);
         off += n;
       });
-      if (pass == 0) {
-        if (trace) {
-          TraceSpan wait(trace, plan::kCommThread, "wait dp", "wait");
-          comm.barrier(dpGroups[g].second);
-        }
-        TraceSpan span(trace, plan::kCommThread, "dp all-reduce", "comm");
-        comm.allReduceSum(bufs[g].data(), off, dpGroups[g].second);
-      }
+      if (pass == 0)
+        tracedAllReduce("dp", [&](const Comm::Arrived &arrived) {
+          comm.allReduceSum(bufs[g].data(), off, dpGroups[g].second, arrived);
+        });
     }
   // The accumulators go back into the gradient tensors the update reads
   // (in place: no second set); the update frees them.
@@ -396,14 +410,9 @@ StepResult RankRunner::update() {
     for (int64_t i = 0, n = t.numel(); i < n; ++i)
       sums[0] += double(t.f32()[i]) * t.f32()[i];
   }
-  if (trace) {
-    TraceSpan wait(trace, plan::kCommThread, "wait norm", "wait");
-    comm.barrier();
-  }
-  {
-    TraceSpan span(trace, plan::kCommThread, "norm all-reduce", "comm");
-    comm.allReduceSum(sums.data(), int(sums.size()));
-  }
+  tracedAllReduce("norm", [&](const Comm::Arrived &arrived) {
+    comm.allReduceSum(sums.data(), int(sums.size()), arrived);
+  });
   double optStart = trace ? trace->now() : 0;
   StepResult r;
   r.loss = sums[1] / double(plan.total_micro_batches());

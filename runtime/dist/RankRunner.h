@@ -95,6 +95,8 @@ public:
 private:
   void forwardOrBackward(const plan::Action &a);
   void reduceGradients();
+  /// Runs `reduce(arrived)`; traced, the wait and the sum as two slices.
+  template <class F> void tracedAllReduce(const char *what, F reduce);
   /// Calls f(piece, accumulator, tensor, piece elements) for each of this
   /// rank's pieces of a DP group, in the group's order.
   template <typename F> void forEachPiece(const plan::CommGroup &g, F f);

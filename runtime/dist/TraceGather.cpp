@@ -42,6 +42,8 @@ double alignTraceClock(Comm &comm, Trace &t) {
 }
 
 std::vector<std::string> gatherTrace(Comm &comm, const std::string &mine) {
+  // Raw MPI: a rank holding its core would keep a core-mate from arriving.
+  comm.giveUpCore();
   int n = int(mine.size());
   std::vector<int> sizes(comm.rank() == 0 ? comm.size() : 0);
   MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -54,6 +56,7 @@ std::vector<std::string> gatherTrace(Comm &comm, const std::string &mine) {
   std::vector<std::string> out;
   for (size_t r = 0; r < sizes.size(); ++r)
     out.emplace_back(all.data() + offsets[r], size_t(sizes[r]));
+  comm.takeBackCore();
   return out;
 }
 

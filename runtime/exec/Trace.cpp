@@ -25,6 +25,18 @@ void Trace::slice(int tid, std::string name, const char *cat, double startUs,
   events.push_back(std::move(e));
 }
 
+void Trace::sliceBetween(int tid, std::string name, const char *cat,
+                         double startUs, double endUs) {
+  plan::TraceEvent e;
+  e.pid = pid;
+  e.tid = tid;
+  e.name = std::move(name);
+  e.cat = cat;
+  e.startUs = startUs + offsetUs;
+  e.durUs = std::max(0.0, endUs - startUs);
+  events.push_back(std::move(e));
+}
+
 double Trace::cpuNow() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);

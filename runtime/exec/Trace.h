@@ -42,6 +42,10 @@ public:
   void slice(int tid, std::string name, const char *cat, double startUs,
              std::vector<std::pair<std::string, double>> args = {});
 
+  /// Records a slice from `startUs` to `endUs` (both now() readings).
+  void sliceBetween(int tid, std::string name, const char *cat,
+                    double startUs, double endUs);
+
   /// Per-op-class kernel seconds the executor adds to (setClassTimes).
   double *classSeconds() { return classes.data(); }
   /// The class times accumulated since the last call, as slice args

@@ -7,7 +7,10 @@ MPI call, as the runtime's trace shows it), and the step (the slowest
 rank's mean over the steps shown) is at least the busiest core's compute
 per step. Prints one line; exits 1 with the reason otherwise.
 
-usage: check_core_sharing.py PREDICTED.json CORES
+A measured trace (frenzy-launch --trace with ranks taking turns on shared
+cores) must pass too; TOL_US allows for its ranks' clock offsets.
+
+usage: check_core_sharing.py TRACE.json CORES [TOL_US]
 """
 import json
 import sys
@@ -16,6 +19,7 @@ import sys
 def main():
     events = json.load(open(sys.argv[1]))["traceEvents"]
     cores = int(sys.argv[2])
+    tol = float(sys.argv[3]) if len(sys.argv) > 3 else 1e-3
     busy, steps = {}, {}
     for e in events:
         if e.get("ph") != "X":
@@ -28,14 +32,14 @@ def main():
     for core, spans in busy.items():
         spans.sort()
         for (s0, e0, r0), (s1, e1, r1) in zip(spans, spans[1:]):
-            if r0 != r1 and s1 < e0 - 1e-3:
+            if r0 != r1 and s1 < e0 - tol:
                 print("core %d: ranks %d and %d busy together at %.1f us" %
                       (core, r0, r1, s1))
                 sys.exit(1)
     shown = max(len(d) for d in steps.values())
     step = max(sum(d) / len(d) for d in steps.values())
     work = max(sum(e - s for s, e, _ in spans) for spans in busy.values()) / shown
-    if step < work - 1e-3:
+    if step < work - tol:
         print("step %.1f us shorter than core work %.1f us" % (step, work))
         sys.exit(1)
     print("core sharing: %d cores, ranks of a core never overlap, step >= "

@@ -23,7 +23,8 @@ const char *kUsage =
     "[--init=onnx|seed] [--trace=FILE.json] [--status-dir=DIR] "
     "[--stop-file=FILE] [--side-task=[NAME=]KIND:OPTS]... "
     "[--emulate-speed[=RANK:FACTOR,...|plan:BASE|scale:S]] "
-    "[--side-report=FILE.json] [--backend=cpu|cuda] [--share-gpus]\n"
+    "[--side-report=FILE.json] [--backend=cpu|cuda] [--share-gpus] "
+    "[--cores=N] [--core-turns=auto|off]\n"
     "       frenzy-launch --elastic --cluster=C.yaml MODEL.onnx ... (runs "
     "frenzy-elastic: re-plans when devices leave or join)\n"
     "A plan of several ranks starts them through mpirun, unless this process "
@@ -71,7 +72,12 @@ Options parseArgs(int argc, char **argv) {
     } else if (number("--steps=", o.steps, 1) ||
                number("--threads=", o.threads, 1) ||
                number("--log-every=", o.logEvery, 1) ||
-               number("--checkpoint-every=", o.checkpointEvery, 1)) {
+               number("--checkpoint-every=", o.checkpointEvery, 1) ||
+               number("--cores=", o.cores, 1)) {
+    } else if (std::string s = value("--core-turns="); s != "\x01") {
+      if (s != "auto" && s != "off")
+        throw RuntimeError("--core-turns must be auto or off, got '" + s + "'");
+      o.coreTurns = s == "auto";
     } else if (number("--seed=", seed, 0)) {
       o.seed = uint64_t(seed);
     } else if (std::string s = value("--data="); s != "\x01") {

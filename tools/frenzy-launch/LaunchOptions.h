@@ -37,6 +37,11 @@ struct Options {
   // --side-report=FILE (per rank and step: times, harvest, delay; JSON).
   std::vector<std::string> sideTasks;
   std::string emulateSpeed, sideReport;
+  // CPU ranks of one node beyond its cores: --cores=N (default: the
+  // machine's online CPUs) and whether they take turns on them
+  // (--core-turns=auto|off; runtime/dist/CoreTurns.h).
+  int64_t cores = 0;
+  bool coreTurns = true;
   std::vector<std::string> argv; // as given, for relaunching under mpirun
 };
 

@@ -59,7 +59,7 @@ int relaunch(const Options &o, const plan::Plan &p) {
   // waiting in MPI gives its core up to a rank bound there instead of
   // spinning on it. The predicted timeline models exactly this
   // (lib/Planning/TimelineSimulation.cpp, docs/calibration.md).
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  long cores = o.cores > 0 ? long(o.cores) : sysconf(_SC_NPROCESSORS_ONLN);
   if (cores > 0 && p.ranks_size() > cores) {
     args.resize(4);
     args.insert(args.end(), {"--map-by", "core", "--bind-to",
@@ -156,6 +156,17 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
     }
   }
   SideRun sideRun(o, p, runner, comm.rank());
+  // Ranks beyond the node's cores take turns on them (CoreTurns.h). Not
+  // with side tasks or an emulated speed: both sleep or run in a rank's
+  // waits, where turns would hand its core to another rank.
+  bool turns = comm.startCoreTurns(o.coreTurns && o.emulateSpeed.empty() &&
+                                       o.sideTasks.empty() &&
+                                       p.side_tasks_size() == 0,
+                                   int(o.cores));
+  if (root && turns)
+    std::printf("frenzy-launch: more ranks than cores on a node: ranks "
+                "sharing a core take turns on it (--core-turns=off: the "
+                "scheduler decides)\n");
   int64_t tokens = p.global_batch() * p.seq();
   double total = 0;
   RankStatus status(o.statusDir, comm.rank());
@@ -209,6 +220,7 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
       int64_t stop = root && stopFileExists(o.stopFile);
       comm.allReduceMax(&stop, 1);
       if (stop) {
+        comm.stopCoreTurns();
         sideRun.finish(comm);
         status.update(step, "stopped");
         if (root)
@@ -217,6 +229,7 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
       }
     }
   }
+  comm.stopCoreTurns();
   // Resumed at or after --steps: nothing ran (and nothing is written).
   int64_t ran = std::max<int64_t>(0, o.steps - first + 1);
   if (trace) {
