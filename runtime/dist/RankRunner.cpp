@@ -342,6 +342,11 @@ void RankRunner::reduceGradients() {
     TraceSpan wait(trace, plan::kCommThread, "wait sends", "wait");
     comm.waitSends();
   }
+  // An emulated device's reduction (runStep) counts from here, less the
+  // waits for the other members.
+  reduceStart = steadySeconds();
+  reduceWaited = 0;
+  reduceTraced = trace ? trace->now() : 0;
   // Every group's pieces are copied out before any sum is written back: a
   // rank in several lanes of one unsplit parameter (pipelines of different
   // TP degrees) must send its own gradient to each, not a sum.
@@ -358,9 +363,11 @@ void RankRunner::reduceGradients() {
         off += n;
       });
       if (pass == 0) {
-        if (trace) {
+        if (trace || actionClock.scale > 0) {
           TraceSpan wait(trace, plan::kCommThread, "wait dp", "wait");
+          double w = steadySeconds();
           comm.barrier(dpGroups[g].second);
+          reduceWaited += steadySeconds() - w;
         }
         TraceSpan span(trace, plan::kCommThread, "dp all-reduce", "comm");
         comm.allReduceSum(bufs[g].data(), off, dpGroups[g].second);
@@ -384,7 +391,7 @@ void RankRunner::reduceGradients() {
   }
 }
 
-StepResult RankRunner::update() {
+StepResult RankRunner::update(const plan::Action &a) {
   // Squared norm, loss, and one slot per rank for its peak memory (each
   // rank fills its own; the sum is every rank's): the step's report rides
   // on this all-reduce instead of a gather of its own.
@@ -396,10 +403,13 @@ StepResult RankRunner::update() {
     for (int64_t i = 0, n = t.numel(); i < n; ++i)
       sums[0] += double(t.f32()[i]) * t.f32()[i];
   }
-  if (trace) {
+  // An emulated device's all-reduce and optimizer count from the moment
+  // every rank is there: the barrier (also what the trace shows as a wait).
+  if (trace || actionClock.on(a)) {
     TraceSpan wait(trace, plan::kCommThread, "wait norm", "wait");
     comm.barrier();
   }
+  double emuStart = steadySeconds();
   {
     TraceSpan span(trace, plan::kCommThread, "norm all-reduce", "comm");
     comm.allReduceSum(sums.data(), int(sums.size()));
@@ -435,16 +445,21 @@ StepResult RankRunner::update() {
     }
     ex->run({i});
   }
+  // An emulated device: the all-reduce and the optimizer take the plan's
+  // time from the moment every rank is there.
+  times.emulated += actionClock.run(a, emuStart);
   if (trace)
     trace->slice(plan::kComputeThread, "optimizer", "optimizer", optStart,
                  trace->takeClassArgs());
   return r;
 }
 
-void RankRunner::syncParams() {
+void RankRunner::syncParams(const plan::Action &a) {
   // A receiver first waits until the owner's update is sent (traced as a
-  // wait, as a pipeline receive is), then receives.
-  if (trace)
+  // wait, as a pipeline receive is), then receives. An emulated device
+  // then takes the plan's time: the owner before posting, the receiver
+  // before receiving (so the owner's wait for its sends ends after it).
+  if (trace || actionClock.on(a))
     for (const plan::CommGroup *g : tiedGroups)
       if (g->ranks(0) != me.id() && g->tensors_size()) {
         TraceSpan wait(trace, plan::kCommThread, "wait tied params", "wait");
@@ -452,6 +467,7 @@ void RankRunner::syncParams() {
         break;
       }
   double t0 = trace ? trace->now() : 0;
+  times.emulated += actionClock.run(a, steadySeconds());
   for (const plan::CommGroup *g : tiedGroups) {
     int32_t owner = g->ranks(0);
     for (int32_t t : g->tensors()) {
@@ -464,6 +480,7 @@ void RankRunner::syncParams() {
       }
     }
   }
+  actionClock.settle(a); // the owner's wait for the receiver is not an overrun
   comm.waitSends();
   if (trace)
     trace->slice(plan::kCommThread, "sync tied params", "comm", t0);
@@ -474,7 +491,7 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
   lossSum = 0;
   microBatchesRun = 0;
   StepResult result;
-  bool timed = measure || side || speedFactor > 1;
+  bool timed = measure || side || speedFactor > 1 || actionClock.scale > 0;
   times = StepTimes();
   double stepStart = timed ? steadySeconds() : 0;
   gapLimit.resize(size_t(me.stream_size()), 0.0);
@@ -495,9 +512,10 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
         if (fwd)
           times.forwardCpu += cpu;
         double fixed = fwd ? forwardSeconds : backwardSeconds;
-        times.emulated += fixed > 0 ? emulateFor(w0, fixed, emulationDebt)
-                                    : emulateUntil(w0, cpu, speedFactor,
-                                                   emulationDebt);
+        times.emulated +=
+            actionClock.on(a) ? actionClock.run(a, w0)
+            : fixed > 0       ? emulateFor(w0, fixed, actionClock.debt)
+                        : emulateUntil(w0, cpu, speedFactor, actionClock.debt);
         times.compute += steadySeconds() - w0;
       }
       if (trace) {
@@ -510,7 +528,11 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
     }
     case plan::Action::SEND: {
       const Tensor &t = ex->tensor(a.tensor());
+      // An emulated transfer: the message leaves at the predicted end.
+      if (timed)
+        times.emulated += actionClock.run(a, w0);
       comm.send(t.data(), t.bytes(), a.peer(), a.tensor());
+      actionClock.settle(a);
       if (freeLate.count(a.tensor()))
         toRelease.push_back(a.tensor());
       if (trace)
@@ -538,8 +560,11 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
                      t0);
         t0 = trace->now();
       }
+      if (timed) // an emulated transfer, once the message is there
+        times.emulated += actionClock.run(a, steadySeconds());
       comm.recv(ex->tensor(a.tensor()).data(), ex->tensor(a.tensor()).bytes(),
                 a.peer(), a.tensor());
+      actionClock.settle(a);
       if (trace)
         trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0,
                      {{"bytes", double(ex->tensor(a.tensor()).bytes())}});
@@ -547,16 +572,26 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
     case plan::Action::REDUCE_GRADS:
       beginMicroBatch(0);
       reduceGradients();
-      if (timed)
+      if (timed) {
+        // An emulated device: the reduction and its copies take the plan's
+        // time once the collective is done (a compute slice, as predicted).
+        // (Its slice covers the copies too where no DP wait is inside.)
+        double e0 =
+            trace ? (dpGroups.empty() ? reduceTraced : trace->now()) : 0;
+        double slept = actionClock.run(a, reduceStart, reduceWaited);
+        times.emulated += slept;
+        if (trace && slept > 0)
+          trace->slice(plan::kComputeThread, "dp copies", "compute", e0);
         times.collective += steadySeconds() - w0;
+      }
       break;
     case plan::Action::UPDATE:
-      result = update();
+      result = update(a);
       if (timed)
         times.collective += steadySeconds() - w0;
       break;
     case plan::Action::SYNC_PARAMS:
-      syncParams(); // traces its wait and its transfers
+      syncParams(a); // traces its wait and its transfers
       break;
     case plan::Action::SIDE_TASK:
       // A slot the compiler placed (issue 14): side tasks run only here
