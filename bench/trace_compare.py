@@ -145,6 +145,14 @@ def main():
         # Idle against the step: both as shares of their own step.
         row["idle_diff_of_step"] = abs((step_pred - p_busy) / step_pred -
                                        (step_meas - m_busy) / step_meas)
+        # The same per measured step (its idle over its length), median
+        # and mean over the steps: a step a stall hit (under SCHED_FIFO
+        # the kernel's RT throttling stops every rank for 50 ms now and
+        # then) moves the mean, not the median.
+        shares = [(x[0] - x[1]) / x[0] for x in meas[r] if x[0] > 0]
+        row["pred_idle_share"] = (step_pred - p_busy) / step_pred
+        row["meas_idle_share_median"] = statistics.median(shares)
+        row["meas_idle_share_mean"] = statistics.fmean(shares)
         result["ranks"].append(row)
     for c in CLASSES:
         pc = sum(mean_of(pred[r], lambda x: x[2][c]) for r in range(pranks))
