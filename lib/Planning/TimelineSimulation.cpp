@@ -39,6 +39,7 @@ struct Op {
   std::string waitName;    // Recv/Collective: the wait slice's name
   double slot = 0;         // a side-task slot's predicted length (no work)
   double latency = 0;      // Collective: from the last arrival, core-free
+  int action = -1;         // its action's position in the rank's stream
 };
 
 class Simulator {
@@ -54,6 +55,21 @@ public:
     repeatSteps();
     play();
     return std::move(out);
+  }
+
+  /// Per rank, per stream position: the seconds of the action's ops (no
+  /// play: durations do not depend on the order).
+  std::vector<std::vector<double>> actionSeconds() {
+    std::vector<std::vector<double>> sec;
+    if (plan.ranks_size() <= 1 || plan.stages_size() == 0)
+      return sec;
+    for (const plan::Rank &r : plan.ranks()) {
+      std::vector<double> &s = sec.emplace_back(size_t(r.stream_size()), 0.0);
+      for (const Op &o : opsOf(r))
+        if (o.action >= 0 && size_t(o.action) < s.size())
+          s[size_t(o.action)] += o.seconds;
+    }
+    return sec;
   }
 
 private:
@@ -206,8 +222,12 @@ private:
       normBytes += (plan::tensorBytes(prog.tensors(t)));
     double uSec = kernels(prog, updRun, p, tpLink, tpSize, uArgs) +
                   memorySeconds(p, normBytes);
-    int mbSeen = 0;
+    int mbSeen = 0, pos = -1;
     for (const plan::Action &a : r.stream()) {
+      // Every op pushed below belongs to this action (tagged at the next).
+      for (size_t k = ops.size(); k-- > 0 && ops[k].action < 0;)
+        ops[k].action = pos;
+      ++pos;
       std::string name = plan::sliceName(a);
       switch (a.kind()) {
       case plan::Action::FORWARD:
@@ -351,6 +371,8 @@ private:
         break;
       }
     }
+    for (size_t k = ops.size(); k-- > 0 && ops[k].action < 0;)
+      ops[k].action = pos;
     return ops;
   }
 
@@ -677,6 +699,12 @@ private:
 PredictedTimeline frenzy::simulateTimeline(const plan::Plan &plan,
                                            const ClusterSpec &cluster) {
   return Simulator(plan, cluster).run();
+}
+
+std::vector<std::vector<double>>
+frenzy::predictedActionSeconds(const plan::Plan &plan,
+                               const ClusterSpec &cluster) {
+  return Simulator(plan, cluster).actionSeconds();
 }
 
 void frenzy::writePredictedTrace(const plan::Plan &plan,

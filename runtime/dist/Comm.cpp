@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <ctime>
 #include <sched.h>
+#include <thread>
 
 namespace frenzy::rt {
 
@@ -117,6 +119,18 @@ void Comm::recv(void *data, int64_t bytes, int peer, int tag) {
     if (bytes == 0)
       break;
   }
+}
+
+void Comm::probe(int peer, int tag, double napUntil) {
+  using Clock = std::chrono::steady_clock;
+  auto until = Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(napUntil)));
+  // Naps only while 0.1 ms remain: a wake-up can take tens of
+  // microseconds, and a short expected wait is better spun.
+  until -= std::chrono::microseconds(100);
+  while (Clock::now() < until && !arrived(peer, tag))
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  probe(peer, tag);
 }
 
 void Comm::probe(int peer, int tag) {

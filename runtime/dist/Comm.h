@@ -45,6 +45,14 @@ public:
   /// Waits until a message from `peer` with `tag` has arrived (a traced
   /// receive: the wait before the copy).
   void probe(int peer, int tag);
+  /// The same, asleep until steady-clock second `napUntil` (a test every
+  /// 20 us), then inside MPI, whose wait spins. An emulated GPU's rank
+  /// (--emulate-speed=plan) sleeps through most of a wait it expects to be
+  /// long, as a waiting GPU leaves its host's CPU free: under SCHED_FIFO,
+  /// ranks spinning on every core use up the kernel's real-time budget
+  /// (sched_rt_runtime_us), which then stops them all for 50 ms about once
+  /// a second. Spinning at the end keeps the message's pickup prompt.
+  void probe(int peer, int tag, double napUntil);
   /// Whether a message from `peer` with `tag` has arrived (returns at once).
   bool arrived(int peer, int tag);
   /// Waits until every send has been delivered to MPI.

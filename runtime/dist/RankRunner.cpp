@@ -338,21 +338,32 @@ static void copyPiece(const plan::Piece &pc, float *acc, const Tensor &t,
 }
 
 template <class F>
-void RankRunner::tracedAllReduce(const char *what, F reduce) {
-  if (!trace) {
+RankRunner::Reduced RankRunner::tracedAllReduce(const char *what,
+                                                bool waitFirst, F reduce) {
+  Reduced r;
+  if (!trace && !waitFirst) {
     reduce(nullptr);
-    return;
+    return r;
   }
-  // Traced: the wait for every member, then the sum (Comm calls `arrived`
-  // between the two).
-  double start = trace->now(), sum = start;
+  // The wait for every member, then the sum (Comm calls `arrived` between
+  // the two): traced as two slices, and an emulated device counts from
+  // the wait's end.
+  double start = trace ? trace->now() : 0, sum = start;
+  double w0 = steadySeconds();
   reduce([&](double ago) {
-    sum = std::max(start, trace->now() - ago * 1e6);
-    trace->sliceBetween(plan::kCommThread, std::string("wait ") + what,
-                        "wait", start, sum);
+    r.waitFirst = true;
+    r.waitEnd = std::max(w0, steadySeconds() - ago);
+    r.waited = r.waitEnd - w0;
+    if (trace) {
+      sum = std::max(start, trace->now() - ago * 1e6);
+      trace->sliceBetween(plan::kCommThread, std::string("wait ") + what,
+                          "wait", start, sum);
+    }
   });
-  trace->slice(plan::kCommThread, std::string(what) + " all-reduce", "comm",
-               sum);
+  if (trace)
+    trace->slice(plan::kCommThread, std::string(what) + " all-reduce", "comm",
+                 sum);
+  return r;
 }
 
 void RankRunner::reduceGradients() {
@@ -360,6 +371,11 @@ void RankRunner::reduceGradients() {
     TraceSpan wait(trace, plan::kCommThread, "wait sends", "wait");
     comm.waitSends();
   }
+  // An emulated device's reduction (runStep) counts from here, less the
+  // waits for the other members.
+  reduceStart = steadySeconds();
+  reduceWaited = 0;
+  reduceTraced = trace ? trace->now() : 0;
   // Every group's pieces are copied out before any sum is written back: a
   // rank in several lanes of one unsplit parameter (pipelines of different
   // TP degrees) must send its own gradient to each, not a sum.
@@ -376,9 +392,12 @@ void RankRunner::reduceGradients() {
         off += n;
       });
       if (pass == 0)
-        tracedAllReduce("dp", [&](const Comm::Arrived &arrived) {
-          comm.allReduceSum(bufs[g].data(), off, dpGroups[g].second, arrived);
-        });
+        reduceWaited += tracedAllReduce(
+            "dp", trace || actionClock.scale > 0,
+            [&](const Comm::Arrived &arrived) {
+              comm.allReduceSum(bufs[g].data(), off, dpGroups[g].second,
+                                arrived);
+            }).waited;
     }
   // The accumulators go back into the gradient tensors the update reads
   // (in place: no second set); the update frees them.
@@ -398,7 +417,7 @@ void RankRunner::reduceGradients() {
   }
 }
 
-StepResult RankRunner::update() {
+StepResult RankRunner::update(const plan::Action &a) {
   // Squared norm, loss, and one slot per rank for its peak memory (each
   // rank fills its own; the sum is every rank's): the step's report rides
   // on this all-reduce instead of a gather of its own.
@@ -410,9 +429,15 @@ StepResult RankRunner::update() {
     for (int64_t i = 0, n = t.numel(); i < n; ++i)
       sums[0] += double(t.f32()[i]) * t.f32()[i];
   }
-  tracedAllReduce("norm", [&](const Comm::Arrived &arrived) {
-    comm.allReduceSum(sums.data(), int(sums.size()), arrived);
-  });
+  // An emulated device's all-reduce and optimizer count from the moment
+  // every rank is there (also what the trace shows as the end of a wait).
+  double emuStart = steadySeconds();
+  Reduced red = tracedAllReduce(
+      "norm", trace || actionClock.on(a), [&](const Comm::Arrived &arrived) {
+        comm.allReduceSum(sums.data(), int(sums.size()), arrived);
+      });
+  if (red.waitFirst)
+    emuStart = red.waitEnd;
   double optStart = trace ? trace->now() : 0;
   StepResult r;
   r.loss = sums[1] / double(plan.total_micro_batches());
@@ -444,16 +469,21 @@ StepResult RankRunner::update() {
     }
     ex->run({i});
   }
+  // An emulated device: the all-reduce and the optimizer take the plan's
+  // time from the moment every rank is there.
+  times.emulated += actionClock.run(a, emuStart);
   if (trace)
     trace->slice(plan::kComputeThread, "optimizer", "optimizer", optStart,
                  trace->takeClassArgs());
   return r;
 }
 
-void RankRunner::syncParams() {
+void RankRunner::syncParams(const plan::Action &a) {
   // A receiver first waits until the owner's update is sent (traced as a
-  // wait, as a pipeline receive is), then receives.
-  if (trace)
+  // wait, as a pipeline receive is), then receives. An emulated device
+  // then takes the plan's time: the owner before posting, the receiver
+  // before receiving (so the owner's wait for its sends ends after it).
+  if (trace || actionClock.on(a))
     for (const plan::CommGroup *g : tiedGroups)
       if (g->ranks(0) != me.id() && g->tensors_size()) {
         TraceSpan wait(trace, plan::kCommThread, "wait tied params", "wait");
@@ -461,6 +491,7 @@ void RankRunner::syncParams() {
         break;
       }
   double t0 = trace ? trace->now() : 0;
+  times.emulated += actionClock.run(a, steadySeconds());
   for (const plan::CommGroup *g : tiedGroups) {
     int32_t owner = g->ranks(0);
     for (int32_t t : g->tensors()) {
@@ -473,6 +504,7 @@ void RankRunner::syncParams() {
       }
     }
   }
+  actionClock.settle(a); // the owner's wait for the receiver is not an overrun
   comm.waitSends();
   if (trace)
     trace->slice(plan::kCommThread, "sync tied params", "comm", t0);
@@ -483,7 +515,7 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
   lossSum = 0;
   microBatchesRun = 0;
   StepResult result;
-  bool timed = measure || side || speedFactor > 1;
+  bool timed = measure || side || speedFactor > 1 || actionClock.scale > 0;
   times = StepTimes();
   double stepStart = timed ? steadySeconds() : 0;
   gapLimit.resize(size_t(me.stream_size()), 0.0);
@@ -504,9 +536,10 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
         if (fwd)
           times.forwardCpu += cpu;
         double fixed = fwd ? forwardSeconds : backwardSeconds;
-        times.emulated += fixed > 0 ? emulateFor(w0, fixed, emulationDebt)
-                                    : emulateUntil(w0, cpu, speedFactor,
-                                                   emulationDebt);
+        times.emulated +=
+            actionClock.on(a) ? actionClock.run(a, w0)
+            : fixed > 0       ? emulateFor(w0, fixed, actionClock.debt)
+                        : emulateUntil(w0, cpu, speedFactor, actionClock.debt);
         times.compute += steadySeconds() - w0;
       }
       if (trace) {
@@ -519,7 +552,11 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
     }
     case plan::Action::SEND: {
       const Tensor &t = ex->tensor(a.tensor());
+      // An emulated transfer: the message leaves at the predicted end.
+      if (timed)
+        times.emulated += actionClock.run(a, w0);
       comm.send(t.data(), t.bytes(), a.peer(), a.tensor());
+      actionClock.settle(a);
       if (freeLate.count(a.tensor()))
         toRelease.push_back(a.tensor());
       if (trace)
@@ -537,7 +574,13 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
         if (side && limit > 0 && !planSlots)
           side->runSlot({}, [&] { return comm.arrived(a.peer(), a.tensor()); },
                         limit);
-        comm.probe(a.peer(), a.tensor());
+        // An emulated device sleeps through most of the wait it had here
+        // last step (Comm::probe: spinning ranks exhaust SCHED_FIFO's
+        // budget), then spins for the message.
+        if (actionClock.scale > 0)
+          comm.probe(a.peer(), a.tensor(), w0 + 0.9 * limit);
+        else
+          comm.probe(a.peer(), a.tensor());
         limit = steadySeconds() - w0;
         times.recvWait += limit;
       }
@@ -547,8 +590,11 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
                      t0);
         t0 = trace->now();
       }
+      if (timed) // an emulated transfer, once the message is there
+        times.emulated += actionClock.run(a, steadySeconds());
       comm.recv(ex->tensor(a.tensor()).data(), ex->tensor(a.tensor()).bytes(),
                 a.peer(), a.tensor());
+      actionClock.settle(a);
       if (trace)
         trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0,
                      {{"bytes", double(ex->tensor(a.tensor()).bytes())}});
@@ -556,16 +602,26 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
     case plan::Action::REDUCE_GRADS:
       beginMicroBatch(0);
       reduceGradients();
-      if (timed)
+      if (timed) {
+        // An emulated device: the reduction and its copies take the plan's
+        // time once the collective is done (a compute slice, as predicted).
+        // (Its slice covers the copies too where no DP wait is inside.)
+        double e0 =
+            trace ? (dpGroups.empty() ? reduceTraced : trace->now()) : 0;
+        double slept = actionClock.run(a, reduceStart, reduceWaited);
+        times.emulated += slept;
+        if (trace && slept > 0)
+          trace->slice(plan::kComputeThread, "dp copies", "compute", e0);
         times.collective += steadySeconds() - w0;
+      }
       break;
     case plan::Action::UPDATE:
-      result = update();
+      result = update(a);
       if (timed)
         times.collective += steadySeconds() - w0;
       break;
     case plan::Action::SYNC_PARAMS:
-      syncParams(); // traces its wait and its transfers
+      syncParams(a); // traces its wait and its transfers
       break;
     case plan::Action::SIDE_TASK:
       // A slot the compiler placed (issue 14): side tasks run only here

@@ -14,6 +14,7 @@
 #include "Comm.h"
 #include "Executor.h"
 #include "SideTaskHost.h"
+#include "SpeedEmulation.h"
 #include "TokenInputs.h"
 #include "Trace.h"
 
@@ -88,6 +89,12 @@ public:
     forwardSeconds = forward;
     backwardSeconds = backward;
   }
+  /// Every action the plan predicts a duration for (Action.
+  /// predicted_seconds) takes that x `scale` (0: off): forwards and
+  /// backwards, sends (before posting: the message leaves at the predicted
+  /// end), receives (once the message is there), the reductions and the
+  /// optimizer (once the collective is done), the tied-parameter sync.
+  void setTimelineScale(double scale) { actionClock.scale = scale; }
   /// Measures StepTimes (on with side tasks or emulation).
   void setMeasureTimes(bool on) { measure = on; }
   const StepTimes &stepTimes() const { return times; }
@@ -95,14 +102,20 @@ public:
 private:
   void forwardOrBackward(const plan::Action &a);
   void reduceGradients();
-  /// Runs `reduce(arrived)`; traced, the wait and the sum as two slices.
-  template <class F> void tracedAllReduce(const char *what, F reduce);
+  /// Runs `reduce(arrived)`; traced (or `waitFirst`), the wait for the
+  /// other members first: two slices, and when the wait ended.
+  struct Reduced {
+    bool waitFirst = false;
+    double waitEnd = 0, waited = 0; // steadySeconds(); seconds
+  };
+  template <class F>
+  Reduced tracedAllReduce(const char *what, bool waitFirst, F reduce);
   /// Calls f(piece, accumulator, tensor, piece elements) for each of this
   /// rank's pieces of a DP group, in the group's order.
   template <typename F> void forEachPiece(const plan::CommGroup &g, F f);
   void checkPieces(const plan::CommGroup &g) const;
-  StepResult update();
-  void syncParams();
+  StepResult update(const plan::Action &a);
+  void syncParams(const plan::Action &a);
   void beginMicroBatch(int64_t mb);
 
   const plan::Plan &plan;
@@ -144,8 +157,12 @@ private:
   int64_t microBatchesRun = 0;
   Trace *trace = nullptr;
   SideTaskHost *side = nullptr;
-  double speedFactor = 1, emulationDebt = 0;
+  double speedFactor = 1;
   double forwardSeconds = 0, backwardSeconds = 0;
+  ActionClock actionClock; // plan emulation of every action; its debt is shared
+  /// REDUCE_GRADS under emulation: its window's start (after the wait for
+  /// sends), the DP barriers' waits inside it, the start in trace time.
+  double reduceStart = 0, reduceWaited = 0, reduceTraced = 0;
   bool measure = false;
   StepTimes times;
   std::vector<int> hostTask;    // plan side task -> host task

@@ -14,14 +14,37 @@
 
 namespace frenzy::rt {
 
+bool predictsActions(const plan::Plan &p) {
+  bool any = false;
+  for (const plan::Rank &r : p.ranks())
+    for (const plan::Action &a : r.stream()) {
+      bool compute = a.kind() == plan::Action::FORWARD ||
+                     a.kind() == plan::Action::BACKWARD;
+      if (compute && !(a.predicted_seconds() > 0))
+        return false;
+      any |= compute;
+    }
+  return any;
+}
+
 std::vector<double> predictedPerMicroBatch(const plan::Plan &p) {
   std::vector<double> pred;
+  bool actions = predictsActions(p);
   for (const plan::Rank &r : p.ranks()) {
     double x = 0;
     for (const plan::StageProgram &sp : p.stages())
       for (int32_t id : sp.ranks())
-        if (id == r.id())
+        if (id == r.id()) {
           x = sp.predicted_seconds();
+          // The timeline's own forwards and backwards, when recorded.
+          double sum = 0;
+          for (const plan::Action &a : r.stream())
+            if (a.kind() == plan::Action::FORWARD ||
+                a.kind() == plan::Action::BACKWARD)
+              sum += a.predicted_seconds();
+          if (actions && sp.micro_batches() > 0)
+            x = sum / double(sp.micro_batches());
+        }
     if (!(x > 0) || !std::isfinite(x))
       throw RuntimeError("--emulate-speed: the plan predicts no compute time "
                          "for rank " + std::to_string(r.id()) + " (" +
@@ -128,6 +151,20 @@ double emulateUntil(double start, double cpu, double factor, double &debt) {
   if (factor <= 1)
     return 0;
   return emulateFor(start, factor * cpu, debt);
+}
+
+double ActionClock::run(const plan::Action &a, double start, double waited) {
+  if (!on(a))
+    return 0;
+  double slept =
+      emulateFor(start, scale * a.predicted_seconds() + waited, debt);
+  end = steadySeconds();
+  return slept;
+}
+
+void ActionClock::settle(const plan::Action &a) {
+  if (on(a))
+    debt += std::max(0.0, steadySeconds() - end);
 }
 
 } // namespace frenzy::rt

@@ -20,9 +20,20 @@
 // at BASE (default 3): every rank then sleeps most of its compute, and
 // ranks outnumbering cores do not slow each other; `=scale:S` gives the
 // scale itself (runs to compare then share one timeline). A fixed
-// duration, not a
-// multiple of each call's CPU time, keeps a noisy measurement from moving
-// the timeline.
+// duration, not a multiple of each call's CPU time, keeps a noisy
+// measurement from moving the timeline.
+//
+// An emulated GPU runs the whole plan at its predicted pace, not only its
+// kernels: when the plan records each action's predicted seconds
+// (frenzy-opt does, from the timeline simulation that makes the predicted
+// trace), every action takes that x the scale: forwards and backwards,
+// transfers (a send before posting it, a receive once its message is
+// there), the reductions and the optimizer once their collective is done,
+// the tied-parameter sync. Without them the transfers, the optimizer and
+// the all-reduces would run at CPU speed against a compute slowed ~10^3x,
+// i.e. nearly free, and the measured bubbles would be those of a device
+// with an infinitely fast network and optimizer. Older plans (no action
+// times) get the stage's time split over forward and backward, as before.
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_DIST_SPEEDEMULATION_H
 #define FRENZY_RUNTIME_DIST_SPEEDEMULATION_H
@@ -34,8 +45,13 @@
 
 namespace frenzy::rt {
 
+/// Whether every forward and backward of the plan's streams has its
+/// predicted duration (Action.predicted_seconds, frenzy-opt's timeline
+/// simulation): then plan emulation plays every action's predicted time.
+bool predictsActions(const plan::Plan &p);
 /// Each rank's stage's predicted forward + backward seconds per
-/// micro-batch. Throws when the plan holds no prediction for a rank.
+/// micro-batch: its actions' (predictsActions), else the stage's.
+/// Throws when the plan holds no prediction for a rank.
 std::vector<double> predictedPerMicroBatch(const plan::Plan &p);
 /// The scale (emulated seconds per predicted second) that puts the
 /// smallest factor (emulated over measured CPU time per micro-batch,
@@ -65,6 +81,27 @@ double emulateUntil(double start, double cpu, double factor, double &debt);
 /// The same for a fixed duration: sleeps until `start + want - debt`.
 double emulateFor(double start, double want, double &debt);
 double steadySeconds();
+
+/// Plan emulation of every action (SpeedEmulation.h's header comment):
+/// an action takes its Action.predicted_seconds x `scale`.
+struct ActionClock {
+  double scale = 0; ///< 0: off
+  double debt = 0;  ///< what earlier sleeps ran over (emulateFor)
+  bool on(const plan::Action &a) const {
+    return scale > 0 && a.predicted_seconds() > 0;
+  }
+  /// Sleeps until `start` + predicted x scale + `waited` (seconds inside
+  /// the window spent waiting for other ranks) - debt; returns the seconds
+  /// slept (0 when off).
+  double run(const plan::Action &a, double start, double waited = 0);
+  /// After the real work that follows run()'s sleep (posting a send, a
+  /// receive's copy): its time ran over the prediction, so it goes to the
+  /// debt and later sleeps pay it back.
+  void settle(const plan::Action &a);
+
+private:
+  double end = 0;
+};
 
 } // namespace frenzy::rt
 

@@ -139,19 +139,28 @@ void SideRun::afterStep(int64_t step, Comm &comm) {
     for (size_t r = 0; r < factors.size(); ++r)
       factors[r] = cpu[r] > 0 ? scale * pred[r] / cpu[r] : 1.0;
     factor = factors[size_t(rank)];
-    // The rank's emulated micro-batch, split as its CPU time splits.
-    double share = t.computeCpu > 0 ? t.forwardCpu / t.computeCpu : 0.5;
-    runner.setComputeDurations(scale * pred[size_t(rank)] * share,
-                               scale * pred[size_t(rank)] * (1 - share));
+    if (predictsActions(p)) {
+      // Every action takes its predicted time x the scale.
+      runner.setTimelineScale(scale);
+    } else {
+      // The rank's emulated micro-batch, split as its CPU time splits.
+      double share = t.computeCpu > 0 ? t.forwardCpu / t.computeCpu : 0.5;
+      runner.setComputeDurations(scale * pred[size_t(rank)] * share,
+                                 scale * pred[size_t(rank)] * (1 - share));
+    }
     // Side tasks start now: the scale is measured without them.
     if (host)
       runner.setSideTasks(host.get(), planTasks);
     runner.setSlotScale(scale);
     if (rank == 0) {
-      std::printf("emulate-speed: from step %" PRId64 " forward and backward "
-                  "take the plan's predicted time x %.6g (--emulate-speed="
-                  "scale:%.6g; factors over CPU time",
-                  step + 1, scale, scale);
+      std::printf("emulate-speed: from step %" PRId64 " %s take the plan's "
+                  "predicted time x %.6g (--emulate-speed=scale:%.6g; "
+                  "factors over CPU time",
+                  step + 1,
+                  predictsActions(p) ? "all actions (compute, transfers, "
+                                       "reductions, optimizer)"
+                                     : "forward and backward",
+                  scale, scale);
       for (size_t k = 0; k < factors.size(); ++k)
         std::printf(" %zu:%.2f", k, factors[k]);
       std::printf(")\n");

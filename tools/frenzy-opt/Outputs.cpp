@@ -199,6 +199,8 @@ int writePlan(ModuleOp module, ArrayRef<ModuleOp> more, StringRef input,
   plan::Plan plan;
   if (failed(buildPlan(module, more, input, clusterFile, cluster, plan)))
     return 1;
+  // Each action's predicted duration, for frenzy-launch's speed emulation.
+  recordActionSeconds(plan, cluster);
   if (emitKind == "trace")
     return writeTrace(plan, cluster, output);
   if (llvm::Error e = writePlanFile(plan, output)) {

@@ -29,6 +29,16 @@ struct PredictedTimeline {
 PredictedTimeline simulateTimeline(const plan::Plan &plan,
                                    const ClusterSpec &cluster);
 
+/// Per rank (plan order), per position of its stream: the action's busy
+/// seconds in that simulation (what its slices last, waits aside). Empty
+/// for a one-rank plan (no stream).
+std::vector<std::vector<double>>
+predictedActionSeconds(const plan::Plan &plan, const ClusterSpec &cluster);
+
+/// Records predictedActionSeconds in every action's predicted_seconds
+/// (frenzy-launch --emulate-speed plays them; lib/Planning/ActionSeconds).
+void recordActionSeconds(plan::Plan &plan, const ClusterSpec &cluster);
+
 /// The predicted trace's third thread: idle intervals and side-task slots.
 constexpr int kBubbleThread = 2;
 
