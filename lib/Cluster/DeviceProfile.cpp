@@ -38,6 +38,14 @@ struct ProfileFile {
     double factor = 0;
   };
   std::vector<Slowdown> contention;
+  struct Evicted {
+    double bytes = 0, extraUs = 0;
+  };
+  struct Cold {
+    double stateBytes = 0;
+    std::vector<Evicted> points;
+  };
+  std::optional<Cold> cold;
   struct Point {
     double size = 0, rate = 0;
   };
@@ -112,6 +120,32 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile::Slowdown> {
 };
 LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Slowdown)
 
+template <> struct llvm::yaml::MappingTraits<ProfileFile::Evicted> {
+  static void mapping(IO &io, ProfileFile::Evicted &e) {
+    io.mapRequired("evicted_bytes", e.bytes);
+    io.mapRequired("extra_us", e.extraUs);
+  }
+  static std::string validate(IO &, ProfileFile::Evicted &e) {
+    return e.bytes > 0 && e.extraUs >= 0
+               ? ""
+               : "cold_turn: evicted_bytes must be positive and extra_us >= 0";
+  }
+};
+LLVM_YAML_IS_SEQUENCE_VECTOR(ProfileFile::Evicted)
+
+template <> struct llvm::yaml::MappingTraits<ProfileFile::Cold> {
+  static void mapping(IO &io, ProfileFile::Cold &c) {
+    io.mapRequired("state_bytes", c.stateBytes);
+    io.mapRequired("points", c.points);
+  }
+  static std::string validate(IO &, ProfileFile::Cold &c) {
+    return c.stateBytes > 0 && !c.points.empty()
+               ? ""
+               : "cold_turn: state_bytes must be positive, with at least one "
+                 "point";
+  }
+};
+
 template <> struct llvm::yaml::MappingTraits<ProfileFile::Kernel> {
   static void mapping(IO &io, ProfileFile::Kernel &k) {
     io.mapRequired("op", k.op);
@@ -143,6 +177,7 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile> {
     io.mapOptional("allreduce_gbs", f.allReduce);
     io.mapOptional("shared_allreduce", f.shared);
     io.mapOptional("contention", f.contention);
+    io.mapOptional("cold_turn", f.cold);
   }
   static std::string validate(IO &, ProfileFile &f) {
     if (f.matmul.empty() || f.attention.empty() || f.memory.empty())
@@ -224,6 +259,26 @@ double DeviceProfile::sharedAllReduceSeconds(double bytes, int ranks) const {
     return 0;
   return allReduceRounds(ranks) * sharedRoundSeconds +
          2.0 * (ranks - 1) / ranks * bytes / sharedReduceBandwidth;
+}
+
+double DeviceProfile::coldTurnSeconds(double evictedBytes,
+                                      double stateBytes) const {
+  if (coldTurn.empty() || coldStateBytes <= 0 || evictedBytes <= 0 ||
+      stateBytes <= 0)
+    return 0;
+  // Linear in the evicted bytes between measured points; nothing below
+  // none evicted, the largest measured beyond the last point.
+  double prevBytes = 0, prevExtra = 0, extra = coldTurn.back().second;
+  for (const auto &[bytes, seconds] : coldTurn) {
+    if (evictedBytes <= bytes) {
+      extra = prevExtra + (seconds - prevExtra) * (evictedBytes - prevBytes) /
+                              (bytes - prevBytes);
+      break;
+    }
+    prevBytes = bytes;
+    prevExtra = seconds;
+  }
+  return extra * stateBytes / coldStateBytes;
 }
 
 double DeviceProfile::contentionSlowdown(int ranks) const {
@@ -330,6 +385,12 @@ frenzy::readDeviceProfile(const std::string &path, const std::string &gpuType) {
   p.cores = std::max(0, f.cores);
   for (const ProfileFile::Slowdown &c : f.contention)
     p.contention[c.perCore] = c.factor;
+  if (f.cold) {
+    p.coldStateBytes = f.cold->stateBytes;
+    for (const ProfileFile::Evicted &e : f.cold->points)
+      p.coldTurn.push_back({e.bytes, e.extraUs * 1e-6});
+    std::sort(p.coldTurn.begin(), p.coldTurn.end());
+  }
   if (f.shared) {
     p.sharedRoundSeconds = f.shared->roundUs * 1e-6;
     p.sharedReduceBandwidth = f.shared->gbs * 1e9;

@@ -39,6 +39,7 @@ struct Op {
   std::string waitName;    // Recv/Collective: the wait slice's name
   double slot = 0;         // a side-task slot's predicted length (no work)
   double latency = 0;      // Collective: from the last arrival, core-free
+  bool nodeSum = false;    // Collective: through shared memory (turns)
   int action = -1;         // its action's position in the rank's stream
 };
 
@@ -190,7 +191,12 @@ private:
     int onNode = 0;
     for (const plan::Rank &k : plan.ranks())
       onNode += k.node() == r.node() && k.gpu_type() == r.gpu_type();
-    slowdown = p.contentionSlowdown(onNode);
+    // With cold turns measured, the turns on a shared core are costed
+    // where they happen (play()); the contention factor then only counts
+    // the ranks' sharing of the memory system (one rank per core).
+    slowdown = p.contentionSlowdown(
+        p.coldTurn.empty() || p.cores <= 0 ? onNode
+                                           : std::min(onNode, p.cores));
     int64_t tpSize = st->ranks_size();
     LinkProfile tpLink =
         linkBetween(r, plan.ranks(st->ranks((r.tp_rank() + 1) % tpSize)));
@@ -211,11 +217,9 @@ private:
     double fSec = kernels(prog, fwd, p, tpLink, tpSize, fArgs);
     double bSec = kernels(prog, bwd, p, tpLink, tpSize, bArgs);
     // Gradients this rank accumulates over micro-batches and reduces.
-    double gradBytes = 0;
-    for (int32_t i : upd)
-      if (prog.instrs(i).op() == "adamw_update" ||
-          prog.instrs(i).op() == "sgd_update")
-        gradBytes += (plan::tensorBytes(prog.tensors(prog.instrs(i).inputs(1))));
+    double gradBytes = plan::updatedParameterBytes(prog, upd);
+    stateBytes.resize(size_t(plan.ranks_size()));
+    stateBytes[size_t(r.id())] = gradBytes;
     double accumulate = memorySeconds(p, 3 * gradBytes);
     double normBytes = 0;
     for (int32_t t : r.norm_tensors())
@@ -488,6 +492,7 @@ private:
         return;
     }
     double n = double(std::max<size_t>(1, size_t(members.size())));
+    o.nodeSum = true;
     o.latency = memorySeconds(p, 2 * bytes) + memorySeconds(p, (n + 1) * bytes);
     o.seconds = memorySeconds(p, 2 * bytes);
   }
@@ -530,6 +535,35 @@ private:
     std::vector<size_t> next(R, 0);
     std::vector<double> endAt(R, 0), since(R, 0), opStart(R, 0);
     std::vector<double> queuedAt(R, 0);
+    std::vector<bool> lastIn(R, false); // summed a node sum, then queued
+    // Cold turns: the ranks of its node that computed since a rank last
+    // held a core evicted its state; its first kernel after it gets one
+    // back pays for reading it again (DeviceProfile::coldTurnSeconds).
+    std::vector<std::set<size_t>> ranSince(R);
+    std::vector<double> cold(R, 0);
+    auto computes = [&](size_t q, const Op &o, double &end) {
+      if (o.kind != Op::Compute)
+        return;
+      end += cold[q];
+      cold[q] = 0;
+      for (size_t r = 0; r < R; ++r)
+        if (r != q && !coreOf[r].empty() &&
+            plan.ranks(int(r)).node() == plan.ranks(int(q)).node())
+          ranSince[r].insert(q);
+    };
+    auto turnStarts = [&](size_t r) {
+      if (coreOf[r].empty())
+        return;
+      double evicted = 0;
+      for (size_t q : ranSince[r])
+        evicted += double(plan.ranks(int(q)).predicted_peak_bytes());
+      ranSince[r].clear();
+      const plan::Rank &me = plan.ranks(int(r));
+      cold[r] += profileOf(me.gpu_type())
+                     .coldTurnSeconds(evicted, r < stateBytes.size()
+                                                   ? stateBytes[r]
+                                                   : 0);
+    };
     // Each rank's start of every step (and the end of its last).
     std::vector<std::vector<double>> stepStart(R, std::vector<double>(kSteps + 1, 0));
     std::map<std::string, double> sent;                   // key -> ready
@@ -578,14 +612,28 @@ private:
           }
           if (state[r] == Blocked)
             changed = true;
+          if (holds[r] && o.kind == Op::Collective && o.nodeSum) {
+            // The last to arrive at a shared-memory sum sums, then gives
+            // its core up and queues by its arrival like the others
+            // (NodeAllReduce): inside the all-reduce, not waiting.
+            release(r);
+            since[r] = t;
+            lastIn[r] = true;
+          }
           if (!holds[r]) {
-            // A rank that waited is in Open MPI's poll-and-yield loop since
-            // it blocked: the runqueue has it, and the rank that has waited
-            // longest polls first and takes the core.
+            // Its wait is over: it queues for its core, and a freed core
+            // goes to the rank whose wait ended first, ties to the lower
+            // rank (runtime/dist/CoreTurns.h). Members of a shared-memory
+            // sum all end theirs when the sum is done.
+            double readyTime = t;
+            if (o.kind == Op::Recv)
+              readyTime = std::min(t, sent[o.key]);
+            else if (o.kind == Op::Collective && readyAt.count(o.key))
+              readyTime = readyAt[o.key] + (o.nodeSum ? o.latency : 0);
             if (state[r] != Blocked)
               since[r] = t;
             state[r] = Queued;
-            queuedAt[r] = since[r] + 1e-15 * double(r);
+            queuedAt[r] = readyTime + 1e-15 * double(r);
             continue;
           }
           state[r] = Running; // holds its core: starts at once
@@ -593,40 +641,48 @@ private:
           endAt[r] = t + o.seconds;
           if (o.kind == Op::Collective && readyAt.count(o.key))
             endAt[r] = std::max(t, readyAt[o.key] + o.latency) + o.seconds;
+          computes(r, o, endAt[r]);
         }
-        // Free cores go to the ranks that have queued longest.
-        std::vector<size_t> queue;
-        for (size_t r = 0; r < R; ++r)
-          if (state[r] == Queued)
-            queue.push_back(r);
-        std::sort(queue.begin(), queue.end(), [&](size_t a, size_t b) {
-          return queuedAt[a] < queuedAt[b];
-        });
-        for (size_t r : queue) {
-          int &f = freeCores[coreOf[r]];
-          if (f == 0)
-            continue;
-          --f;
-          holds[r] = true;
-          const Op &o = rankOps[r][next[r]];
-          opStart[r] = t;
-          if (o.kind != Op::Compute && t - since[r] > 1e-12) {
-            // A collective is done for a member once all arrived and it has
-            // its core again; until then it is inside the MPI call (as the
-            // runtime's trace shows it): the wait ends at the last arrival.
-            double until = t;
-            if (o.kind == Op::Collective && readyAt.count(o.key))
-              until = std::max(since[r],
-                               std::min(t, readyAt[o.key] + o.latency));
-            wait(int(r), o, since[r], until);
-            opStart[r] = o.waitName.empty() && o.kind == Op::Recv ? since[r]
-                                                                   : until;
-          }
-          state[r] = Running;
-          endAt[r] = t + o.seconds;
+      }
+      // Free cores go to the queued ranks, first ready first: only once
+      // every rank has seen this instant (ranks leaving one collective
+      // all queue before any takes a core).
+      std::vector<size_t> queue;
+      for (size_t r = 0; r < R; ++r)
+        if (state[r] == Queued)
+          queue.push_back(r);
+      std::sort(queue.begin(), queue.end(), [&](size_t a, size_t b) {
+        return queuedAt[a] < queuedAt[b];
+      });
+      for (size_t r : queue) {
+        int &f = freeCores[coreOf[r]];
+        if (f == 0)
+          continue;
+        --f;
+        holds[r] = true;
+        turnStarts(r);
+        const Op &o = rankOps[r][next[r]];
+        opStart[r] = t;
+        if (o.kind != Op::Compute && t - since[r] > 1e-12) {
+          // A collective is done for a member once all arrived and it has
+          // its core again; until then it is inside the MPI call (as the
+          // runtime's trace shows it): the wait ends at the last arrival.
+          double until = t;
           if (o.kind == Op::Collective && readyAt.count(o.key))
-            endAt[r] = std::max(t, readyAt[o.key] + o.latency) + o.seconds;
+            until = std::max(since[r],
+                             std::min(t, readyAt[o.key] + o.latency));
+          if (lastIn[r])
+            until = since[r];
+          lastIn[r] = false;
+          wait(int(r), o, since[r], until);
+          opStart[r] = o.waitName.empty() && o.kind == Op::Recv ? since[r]
+                                                                 : until;
         }
+        state[r] = Running;
+        endAt[r] = t + o.seconds;
+        if (o.kind == Op::Collective && readyAt.count(o.key))
+          endAt[r] = std::max(t, readyAt[o.key] + o.latency) + o.seconds;
+        computes(r, o, endAt[r]);
       }
       // The next event: an op ends, or a message that is on its way lands.
       double tNext = 1e300;
@@ -691,6 +747,7 @@ private:
   std::vector<std::string> cores;          // coreOfRanks(), once
   double slowdown = 1;                     // compute(): the rank's node's
   std::map<std::string, double> readyAt;   // collective -> last arrival
+  std::vector<double> stateBytes;          // parameters each rank updates
   PredictedTimeline out;
 };
 

@@ -23,6 +23,21 @@ inline double tensorBytes(const Tensor &t) {
   return n;
 }
 
+/// Bytes of the parameters the update instructions `instrs` of `prog`
+/// update (their gradients' sizes): what a rank re-reads after other ranks
+/// took its core (a cold turn scales with it).
+template <class Range>
+inline double updatedParameterBytes(const Program &prog, const Range &instrs) {
+  double bytes = 0;
+  for (int32_t i : instrs) {
+    const Instr &in = prog.instrs(i);
+    if ((in.op() == "adamw_update" || in.op() == "sgd_update") &&
+        in.inputs_size() > 1)
+      bytes += tensorBytes(prog.tensors(in.inputs(1)));
+  }
+  return bytes;
+}
+
 /// Flops of attention (q, k, v first) or its gradient (dy, q, k, v first).
 inline double attentionFlops(const Program &prog, const Instr &in) {
   bool grad = in.op() == "attention_grad";

@@ -109,7 +109,7 @@ std::unique_ptr<CoreTurns> CoreTurns::create(bool wanted, int cores) {
   // The first turns go in rank order: everyone "began waiting" at once
   // (as leaving one collective: a later rank that gets here first waits).
   t->release(1, ~uint64_t(0));
-  t->acquire();
+  t->acquire(1);
   return t;
 }
 
@@ -149,20 +149,25 @@ bool CoreTurns::best(int64_t key, uint64_t collective,
       continue;
     int64_t k = s.key.load();
     bool earlier = k < key || (k == key && j < localRank);
-    if (!earlier)
+    if (st == Ready && !earlier)
       continue;
     if (st == Ready)
       return false;
-    if (!ignorePending && collective && s.collective.load() == collective)
+    // A lower core-mate still leaving the same collective will end its
+    // wait at the same moment: it goes first.
+    if (!ignorePending && collective && s.collective.load() == collective &&
+        j < localRank)
       return false;
   }
   return true;
 }
 
-void CoreTurns::acquire() {
+void CoreTurns::acquire(int64_t readyKey) {
   if (stopped || held)
     return;
+  waitKey = std::max<int64_t>(readyKey > 0 ? readyKey : now(), 1);
   RankSlot &me = shm->rank[localRank];
+  me.key.store(waitKey);
   me.state.store(Ready);
   std::atomic<int32_t> &holder = shm->core[myCore].holder;
   int64_t since = now();

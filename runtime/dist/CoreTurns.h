@@ -5,18 +5,19 @@
 // themselves instead of leaving the order to the kernel's scheduler: a rank
 // computes only while it holds its core's turn, gives it up whenever it has
 // to wait for another rank (a receive, a collective, its sends), and gets it
-// back, once its wait is over, in a fixed order: the rank that began to
-// wait earliest first (ties: the lower rank). A rank that need not wait (its
-// message is there, it is the last to arrive at a collective) keeps it.
+// back, once its wait is over, in a fixed order: the rank whose wait ended
+// first (ties: the lower rank; the members of one shared-memory sum all
+// end their wait at the sum's end, so they go in rank order). A rank that
+// need not wait (its message is there) keeps it.
 //
 // Why: left to the scheduler, which core-mate runs after a collective
 // varied from step to step and run to run, and ranks polling in MPI took
 // cores from ranks with work (the README plan measured 10.3-12.8 ms a step
 // against 8.7 predicted, each rank's idle time 5-30% of the step off). With
 // turns the order is the one the predicted timeline plays
-// (lib/Planning/TimelineSimulation.cpp: a freed core goes to the longest
-// waiter), waiting ranks sleep instead of spinning, and the same plan gives
-// the same per-rank timeline in every run.
+// (lib/Planning/TimelineSimulation.cpp: a freed core goes to the rank that
+// became ready first), waiting ranks sleep instead of spinning, and the
+// same plan gives the same per-rank timeline in every run.
 //
 // The state lives in an MPI-3 shared-memory window of the node (no files,
 // freed with the window); a waiting rank sleeps on a futex of its core.
@@ -49,11 +50,11 @@ public:
   /// Gives the core up before a wait that began at `key`. `collective`,
   /// when not 0, names the collective call being waited for (the same on
   /// every member): core-mates leaving it together then take the core in
-  /// key order even if a later one notices first.
+  /// rank order even if a higher one notices first.
   void release(int64_t key, uint64_t collective = 0);
-  /// Waits for the core after a wait that began at `key` (the one given to
-  /// release()). No-op when this rank holds it.
-  void acquire();
+  /// Waits for the core after a wait that ended at `readyKey` (0: now).
+  /// No-op when this rank holds it.
+  void acquire(int64_t readyKey = 0);
   bool holds() const { return held; }
   /// Ends turns on this rank (the step loop is over): the core is given up
   /// for good and later calls do nothing.

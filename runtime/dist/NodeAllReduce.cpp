@@ -96,8 +96,12 @@ void NodeAllReduce::sumPieces(T *data, int64_t n, CoreTurns &turns,
     // arrived, i.e. finished copying).
     T *result = reinterpret_cast<T *>(slots + (members + calls % 2) * slotBytes);
     std::memcpy(mine, data + off, size_t(m) * sizeof(T));
+    int64_t arrival = CoreTurns::now();
     if (header->arrived.fetch_add(1) + 1 == members) {
-      // The last to arrive keeps its core and sums, in member order.
+      // The last to arrive sums, in member order, then queues for its core
+      // like the others: all leave at the sum's end, so every core's ranks
+      // take it in rank order (keeping the core would put the last one
+      // first: an order that turned with which core it was on).
       if (first && arrived)
         arrived(0);
       // In blocks that stay in L1: one pass over the members' slots and
@@ -119,12 +123,14 @@ void NodeAllReduce::sumPieces(T *data, int64_t n, CoreTurns &turns,
       header->generation.store(calls + 1);
       syscall(SYS_futex, reinterpret_cast<uint32_t *>(&header->generation),
               FUTEX_WAKE, 1 << 30, nullptr, nullptr, 0);
+      turns.release(arrival, collective);
+      turns.acquire(header->doneNs.load());
     } else {
       turns.release(CoreTurns::now(), collective);
       waitWhile(header->generation, calls);
       if (first && arrived)
         arrived(double(CoreTurns::now() - header->doneNs.load()) * 1e-9);
-      turns.acquire();
+      turns.acquire(header->doneNs.load());
     }
     std::memcpy(data + off, result, size_t(m) * sizeof(T));
     ++calls;

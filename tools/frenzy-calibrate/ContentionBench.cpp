@@ -5,12 +5,14 @@
 // its own thread per step (time off the core does not count: only the
 // slowdown of the work itself) and yielding its core after each step. It
 // writes its median to a pipe. The parent takes the mean over children.
+// For cold turns one child writes a buffer of other data before each step.
 //
 //===----------------------------------------------------------------------===//
 #include "ContentionBench.h"
 
 #include "Executor.h"
 #include "PlanLoader.h"
+#include "plan/KernelCost.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -29,7 +31,9 @@ static double threadCpu() {
 }
 
 /// The child's work: the median CPU seconds of one step.
-static double childSteps(const plan::Plan &pl, int steps, int startFd) {
+static double childSteps(const plan::Plan &pl, int steps, int startFd,
+                         size_t evict) {
+  std::vector<char> other(evict); // what the other ranks' turns would touch
   rt::Executor ex(pl);
   ex.loadWeights(1234);
   std::vector<int32_t> all(size_t(ex.program().instrs_size()));
@@ -42,6 +46,8 @@ static double childSteps(const plan::Plan &pl, int steps, int startFd) {
   std::vector<double> t;
   for (int s = 0; s < steps; ++s) {
     ex.beginStep(s + 2, 1);
+    for (size_t i = 0; i < other.size(); i += 64)
+      other[i] = char(other[i] + 1);
     double c0 = threadCpu();
     ex.run(all);
     t.push_back(threadCpu() - c0);
@@ -52,7 +58,8 @@ static double childSteps(const plan::Plan &pl, int steps, int startFd) {
 }
 
 /// Mean over `n` children of their median step CPU time; < 0 on failure.
-static double runChildren(const plan::Plan &pl, int n, int cores, int steps) {
+static double runChildren(const plan::Plan &pl, int n, int cores, int steps,
+                          size_t evict = 0) {
   int start[2], results[2];
   if (pipe(start) != 0 || pipe(results) != 0)
     return -1;
@@ -67,7 +74,7 @@ static double runChildren(const plan::Plan &pl, int n, int cores, int steps) {
       close(start[1]);
       double med = -1;
       try {
-        med = childSteps(pl, steps, start[0]);
+        med = childSteps(pl, steps, start[0], evict);
       } catch (...) {
       }
       ssize_t w = write(results[1], &med, sizeof(med));
@@ -115,6 +122,34 @@ Contention measureContention(const std::string &planPath, int cores,
       return Contention();
     c.slowdown.push_back({k, t / alone});
     std::snprintf(buf, sizeof(buf), ", %d per core %.3f ms", k, t * 1e3);
+    c.what += buf;
+  }
+  return c;
+}
+
+ColdTurn measureColdTurn(const std::string &planPath, int cores, bool quick) {
+  ColdTurn c;
+  plan::Plan pl = rt::loadPlanFile(planPath);
+  std::vector<int32_t> all(size_t(pl.program().instrs_size()));
+  std::iota(all.begin(), all.end(), 0);
+  c.stateBytes = plan::updatedParameterBytes(pl.program(), all);
+  if (c.stateBytes <= 0)
+    return ColdTurn();
+  int steps = quick ? 5 : 30;
+  double alone = runChildren(pl, 1, std::max(cores, 1), steps);
+  if (alone <= 0)
+    return c;
+  char buf[160];
+  std::snprintf(buf, sizeof(buf),
+                "step of %s (parameters %.2f MiB): alone %.3f ms",
+                planPath.c_str(), c.stateBytes / (1 << 20), alone * 1e3);
+  c.what = buf;
+  for (int mib : {4, 8, 16, 32, 64}) {
+    double t = runChildren(pl, 1, std::max(cores, 1), steps, size_t(mib) << 20);
+    if (t <= 0)
+      return ColdTurn();
+    c.extra.push_back({double(size_t(mib) << 20), std::max(0.0, t - alone)});
+    std::snprintf(buf, sizeof(buf), ", %d MiB evicted %.3f ms", mib, t * 1e3);
     c.what += buf;
   }
   return c;

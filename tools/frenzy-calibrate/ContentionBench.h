@@ -29,6 +29,19 @@ struct Contention {
 Contention measureContention(const std::string &planPath, int cores,
                              bool quick);
 
+/// A rank that gets its core back after other ranks ran finds its state
+/// (parameters, optimizer moments, buffers) evicted from the caches by
+/// theirs, and pays for reading it again in its first kernels. Measured as
+/// the extra CPU time of the reference step, alone, after `evicted` bytes
+/// of other data were written (4 to 64 MiB), for the parameter bytes the
+/// reference updates (`stateBytes`; a rank's cost scales with its own).
+struct ColdTurn {
+  double stateBytes = 0;
+  std::vector<std::pair<double, double>> extra; // (evicted bytes, seconds)
+  std::string what;
+};
+ColdTurn measureColdTurn(const std::string &planPath, int cores, bool quick);
+
 } // namespace frenzy::calibrate
 
 #endif

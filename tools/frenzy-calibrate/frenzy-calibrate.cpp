@@ -236,6 +236,7 @@ std::string loadAverage() {
 
 void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
                   const SharedAllReduce &sh, const Contention &con,
+                  const ColdTurn &cold,
                   const std::string &loadBefore) {
   std::ostringstream y;
   char buf[256];
@@ -314,6 +315,20 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
     for (auto &[perCore, f] : con.slowdown) {
       std::snprintf(buf, sizeof(buf),
                     "  - { ranks_per_core: %d, slowdown: %.3f }\n", perCore, f);
+      y << buf;
+    }
+  }
+  if (!cold.extra.empty()) {
+    std::snprintf(buf, sizeof(buf), "  state_bytes: %.0f\n  points:\n",
+                  cold.stateBytes);
+    y << "cold_turn:   # extra CPU time of a step after other data evicted "
+         "the caches ("
+      << cold.what << ")\n"
+      << buf;
+    for (auto &[bytes, s] : cold.extra) {
+      std::snprintf(buf, sizeof(buf),
+                    "    - { evicted_bytes: %.0f, extra_us: %.3f }\n", bytes,
+                    s * 1e6);
       y << buf;
     }
   }
@@ -411,14 +426,17 @@ int main(int argc, char **argv) {
       std::printf("frenzy-calibrate: no shared-core all-reduce measured (one "
                   "core, or mpirun failed): the profile leaves it out\n");
     Contention con;
+    ColdTurn cold;
     if (!o.plans.empty()) {
       std::printf("frenzy-calibrate: timing the step of %s beside other "
                   "ranks\n", o.plans.back().c_str());
       std::fflush(stdout);
       con = measureContention(o.plans.back(),
                               int(sysconf(_SC_NPROCESSORS_ONLN)), o.quick);
+      cold = measureColdTurn(o.plans.back(),
+                             int(sysconf(_SC_NPROCESSORS_ONLN)), o.quick);
     }
-    writeProfile(o, k, l, sh, con, load);
+    writeProfile(o, k, l, sh, con, cold, load);
     std::printf("frenzy-calibrate: wrote %s (GEMM %.1f-%.1f GFLOPS, memory "
                 "%.1f-%.1f GB/s, %.2f us per kernel, MPI %.1f us / %.2f GB/s)\n",
                 o.out.c_str(),

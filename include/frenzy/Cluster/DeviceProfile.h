@@ -76,6 +76,17 @@ struct DeviceProfile {
   /// CPU time of a reference step with k ranks on every core (turns taken,
   /// caches shared) over one process alone (frenzy-calibrate --plan).
   std::map<int, double> contention;
+  /// A rank that gets its core back after other ranks ran reads its state
+  /// again (their data evicted it from the caches): the extra seconds of
+  /// the reference step after `bytes` of other data, ascending (frenzy-
+  /// calibrate writes 4-64 MiB), for coldStateBytes of parameters (the
+  /// reference plan's, plan::updatedParameterBytes). Empty: not measured.
+  std::vector<std::pair<double, double>> coldTurn;
+  double coldStateBytes = 0;
+  /// The extra seconds of a turn after `evictedBytes` of other ranks' data,
+  /// for a rank whose state is `stateBytes` (scaled from the reference);
+  /// 0 where not measured.
+  double coldTurnSeconds(double evictedBytes, double stateBytes) const;
   /// The slowdown of a rank's kernels when `ranks` CPU ranks share this
   /// node's cores (1 alone, or where not measured; beyond the measured
   /// ranks per core, the largest measured).
