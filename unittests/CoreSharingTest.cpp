@@ -60,6 +60,32 @@ TEST(CoreSharing, SharedAllReduceIsRoundsPlusBytesPerMember) {
   EXPECT_EQ(old->contentionSlowdown(6), 1.0);
 }
 
+TEST(CoreSharing, ColdTurnIsInterpolatedAndScaled) {
+  auto p = read(std::string(kProfile) + R"(cold_turn:
+  state_bytes: 1000
+  points:
+    - { evicted_bytes: 3e6, extra_us: 30 }
+    - { evicted_bytes: 1e6, extra_us: 10 }
+)");
+  ASSERT_TRUE(bool(p)) << llvm::toString(p.takeError());
+  // Linear from nothing evicted, between points (sorted on load), the last
+  // point beyond; scaled by the rank's parameter bytes over the reference.
+  EXPECT_NEAR(p->coldTurnSeconds(0.5e6, 1000), 5e-6, 1e-15);
+  EXPECT_NEAR(p->coldTurnSeconds(2e6, 1000), 20e-6, 1e-15);
+  EXPECT_NEAR(p->coldTurnSeconds(9e6, 1000), 30e-6, 1e-15);
+  EXPECT_NEAR(p->coldTurnSeconds(2e6, 2500), 50e-6, 1e-15);
+  EXPECT_EQ(p->coldTurnSeconds(0, 1000), 0);
+  auto old = read(kProfile);
+  ASSERT_TRUE(bool(old));
+  EXPECT_EQ(old->coldTurnSeconds(2e6, 1000), 0);
+  auto bad = read(std::string(kProfile) +
+                  "cold_turn:\n  state_bytes: 0\n  points:\n"
+                  "    - { evicted_bytes: 1e6, extra_us: 1 }\n");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("state_bytes must be positive"),
+            std::string::npos);
+}
+
 TEST(CoreSharing, MalformedEntriesAreRefused) {
   auto p = read(std::string(kProfile) +
                 "contention:\n  - { ranks_per_core: 0, slowdown: 1 }\n");
