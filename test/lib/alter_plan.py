@@ -6,6 +6,8 @@ CHANGE: layer-norm-scale  the first layer_norm's scale gets one more element
         gather-axis       the first gather's axis becomes 7
         bare-v3           version 3 and no header (a plan of the old format)
         side-task-index   the first side-task slot names a task past the list
+        no-action-seconds every action's predicted_seconds cleared (a plan
+                          written before frenzy-opt recorded them)
 The plan is decoded, changed, re-encoded and re-signed
 (scripts/plan_file.py), so only the runtime's validator can refuse it.
 """
@@ -33,6 +35,10 @@ def main():
         a = next(a for r in plan.ranks for a in r.stream
                  if a.kind == pb.Action.SIDE_TASK)
         a.side_task.task = len(plan.side_tasks)
+    elif change == "no-action-seconds":
+        for r in plan.ranks:
+            for a in r.stream:
+                a.ClearField("predicted_seconds")
     elif change == "bare-v3":
         plan.version = 3
         open(dst, "wb").write(plan.SerializeToString())

@@ -4,15 +4,15 @@ predicted trace (test helper, issue 14).
 
 usage: check_emulated_trace.py PREDICTED.json MEASURED.json LAUNCH.log
 LAUNCH.log holds the scale frenzy-launch chose ("--emulate-speed=scale:S;").
-Per rank and kind of work (forwards, backwards, sends, receives, the
-update: norm all-reduce and optimizer), the measured time per step (median
-over the steps after the third) must be LOW..HIGH (0.5..2) x the predicted
-time per step x the scale: every action an emulated device runs takes its
-predicted time, not only the compute (a loaded machine wakes sleepers late,
-and the debt they leave shortens later ones: the bounds are loose; a send
-at CPU speed would be ~100x short). Per rank the measured bubble share of
-the step (median over steps) must be within 10 points of the predicted.
-Prints the ratios.
+Every action an emulated device runs takes its predicted time x the scale,
+not only the compute. A machine loaded by other work stalls a rank now and
+then; the emulation pays a stall back by shortening the actions after it
+(its debt), so single actions, and the bubbles, move, but a rank's busy
+time over the run follows the prediction. Checked per rank, means over the
+steps after the third: the busy time per step is 0.75..1.5 x the predicted
+busy time x the scale, and the transfers and the update together (sends,
+receives, norm all-reduce and optimizer) 0.3..3 x theirs (at CPU speed
+they would be ~0.02 x). Prints the per-kind medians and the bubble shares.
 """
 import json
 import re
@@ -22,7 +22,8 @@ import sys
 KINDS = {"forward": ("forward mb",), "backward": ("backward mb",),
          "send": ("send mb",), "recv": ("recv mb",),
          "update": ("norm all-reduce", "optimizer")}
-LOW, HIGH, POINTS = 0.5, 2.0, 0.10
+NOT_COMPUTE = ("send", "recv", "update")
+BUSY, OTHER = (0.75, 1.5), (0.3, 3.0)
 
 
 def per_step(path, skip):
@@ -48,7 +49,7 @@ def per_step(path, skip):
                 for k, prefixes in KINDS.items():
                     if e["name"].startswith(prefixes):
                         kinds[k] += b - a
-            rows.append((kinds, (s["dur"] - busy) / s["dur"]))
+            rows.append((kinds, (s["dur"] - busy) / s["dur"], busy))
         out[r] = rows
     return out
 
@@ -64,25 +65,31 @@ def main():
     for r in sorted(pred):
         if not meas.get(r):
             sys.exit(f"FAIL: rank {r} has no measured step after the third")
-        ratios = []
+
+        def ratio(f):
+            p = statistics.fmean(f(x) for x in pred[r]) * scale
+            return statistics.fmean(f(x) for x in meas[r]) / p if p > 0 else 1
+
+        busy = ratio(lambda x: x[2])
+        other = ratio(lambda x: sum(x[0][k] for k in NOT_COMPUTE))
+        for name, got, (lo, hi) in (("busy time", busy, BUSY),
+                                    ("transfers and update", other, OTHER)):
+            if not lo <= got <= hi:
+                print(f"FAIL: rank {r} {name}: measured / predicted x scale "
+                      f"x{got:.2f}, not in {lo}..{hi}")
+                bad += 1
+        kinds = []
         for k in KINDS:
             p = statistics.fmean(x[0][k] for x in pred[r]) * scale
-            if p <= 0:
-                continue
-            got = statistics.median(x[0][k] for x in meas[r])
-            ratios.append(f"{k} x{got / p:.2f}")
-            if not LOW <= got / p <= HIGH:
-                print(f"FAIL: rank {r} {k}: measured {got / 1e3:.3f} ms per "
-                      f"step, predicted x scale {p / 1e3:.3f} ms")
-                bad += 1
+            if p > 0:
+                got = statistics.median(x[0][k] for x in meas[r])
+                kinds.append(f"{k} x{got / p:.2f}")
         ps = statistics.fmean(x[1] for x in pred[r])
         ms = statistics.median(x[1] for x in meas[r])
-        if abs(ps - ms) > POINTS:
-            print(f"FAIL: rank {r}: bubble share measured {100 * ms:.1f}%, "
-                  f"predicted {100 * ps:.1f}%")
-            bad += 1
-        print(f"rank {r}: measured / predicted x scale: " + ", ".join(ratios) +
-              f"; bubble share {100 * ms:.1f}% / {100 * ps:.1f}%")
+        print(f"rank {r}: measured / predicted x scale: busy x{busy:.2f}, "
+              f"transfers and update x{other:.2f} (medians: " +
+              ", ".join(kinds) + f"); bubble share {100 * ms:.1f}% / "
+              f"{100 * ps:.1f}%")
     return 1 if bad else 0
 
 
