@@ -40,6 +40,7 @@ struct Op {
   double slot = 0;         // a side-task slot's predicted length (no work)
   double latency = 0;      // Collective: from the last arrival, core-free
   bool nodeSum = false;    // Collective: through shared memory (turns)
+  double spin = 0;         // Recv: keeps its core this long while waiting
   int action = -1;         // its action's position in the rank's stream
 };
 
@@ -356,6 +357,9 @@ private:
             ack.name = "sync tied params";
             ack.cat = "comm";
             ack.key = o.key + ":received";
+            // Waiting for its sends, a rank that takes turns on a shared
+            // core keeps it a while (runtime/dist/Comm.cpp waitSends).
+            ack.spin = kSendSpin;
             ops.push_back(ack);
           }
         }
@@ -392,6 +396,9 @@ private:
   /// period; the mean over twelve steps is (edges aside: bench/
   /// trace_compare.py takes the same mean of the measured steps).
   static constexpr int kSteps = 15, kFirstShown = 2, kLastShown = kSteps - 2;
+  /// How long a rank waiting for its sends keeps a shared core (the
+  /// runtime's bound, runtime/dist/Comm.cpp).
+  static constexpr double kSendSpin = 200e-6;
   static bool shown(int step) {
     return step >= kFirstShown && step <= kLastShown;
   }
@@ -536,6 +543,7 @@ private:
     std::vector<double> endAt(R, 0), since(R, 0), opStart(R, 0);
     std::vector<double> queuedAt(R, 0);
     std::vector<bool> lastIn(R, false); // summed a node sum, then queued
+    std::vector<double> spinUntil(R, 0), opStartOverride(R, -1);
     // Cold turns: the ranks of its node that computed since a rank last
     // held a core evicted its state; its first kernel after it gets one
     // back pays for reading it again (DeviceProfile::coldTurnSeconds).
@@ -604,14 +612,24 @@ private:
           }
           if (!ready) {
             if (state[r] != Blocked) {
-              release(r);
+              // A short wait for its sends keeps the core (spinUntil);
+              // then, or for any other wait, the core is given up.
+              spinUntil[r] = holds[r] && !coreOf[r].empty() ? t + o.spin : t;
+              if (spinUntil[r] <= t)
+                release(r);
               state[r] = Blocked;
               since[r] = t;
+            } else if (holds[r] && t >= spinUntil[r] - 1e-12) {
+              release(r);
+              changed = true;
             }
             continue;
           }
-          if (state[r] == Blocked)
+          if (state[r] == Blocked) {
             changed = true;
+            if (holds[r]) // it spun and kept its core: no wait slice
+              opStartOverride[r] = since[r];
+          }
           if (holds[r] && o.kind == Op::Collective && o.nodeSum) {
             // The last to arrive at a shared-memory sum sums, then gives
             // its core up and queues by its arrival like the others
@@ -638,6 +656,9 @@ private:
           }
           state[r] = Running; // holds its core: starts at once
           opStart[r] = t;
+          if (opStartOverride[r] >= 0)
+            opStart[r] = opStartOverride[r];
+          opStartOverride[r] = -1;
           endAt[r] = t + o.seconds;
           if (o.kind == Op::Collective && readyAt.count(o.key))
             endAt[r] = std::max(t, readyAt[o.key] + o.latency) + o.seconds;
@@ -686,9 +707,12 @@ private:
       }
       // The next event: an op ends, or a message that is on its way lands.
       double tNext = 1e300;
-      for (size_t r = 0; r < R; ++r)
+      for (size_t r = 0; r < R; ++r) {
         if (state[r] == Running)
           tNext = std::min(tNext, endAt[r]);
+        if (state[r] == Blocked && holds[r] && spinUntil[r] > t + 1e-12)
+          tNext = std::min(tNext, spinUntil[r]);
+      }
       for (auto &[key, at] : sent)
         if (at > t + 1e-12)
           tNext = std::min(tNext, at);

@@ -166,6 +166,17 @@ bool Comm::testSends() {
 
 void Comm::waitSends() {
   if (active && !testSends()) {
+    // A receiver on another core takes its message within microseconds:
+    // keep the core that long (giving it up let a core-mate run its whole
+    // forward and backward first: the uneven plan's owner of the tied
+    // embedding lost 2 ms a step). The timeline's sends never wait. A
+    // receiver on this core needs it, hence the bound.
+    int64_t until = CoreTurns::now() + 200'000;
+    while (CoreTurns::now() < until)
+      if (testSends())
+        break;
+  }
+  if (active && !testSends()) {
     active->release(CoreTurns::now());
     sleepUntil([&] { return testSends(); }, active->alone());
     active->acquire();
