@@ -14,15 +14,8 @@ namespace frenzy::rt {
 
 void Trace::slice(int tid, std::string name, const char *cat, double startUs,
                   std::vector<std::pair<std::string, double>> args) {
-  plan::TraceEvent e;
-  e.pid = pid;
-  e.tid = tid;
-  e.name = std::move(name);
-  e.cat = cat;
-  e.startUs = startUs + offsetUs;
-  e.durUs = now() - startUs;
-  e.args = std::move(args);
-  events.push_back(std::move(e));
+  sliceBetween(tid, std::move(name), cat, startUs, now());
+  events.back().args = std::move(args);
 }
 
 void Trace::sliceBetween(int tid, std::string name, const char *cat,
