@@ -4,7 +4,8 @@
 # planner's choice for examples/lab-small.yaml at batch 16, six one-stage
 # data-parallel ranks of 4,4,2,2,2,2 sequences, here on this machine's CPUs), the predicted timeline (frenzy-opt --emit=trace with
 # this machine's device profile) against the measured one (frenzy-launch
-# --trace, RUNS runs of STEPS steps, the first step of each skipped).
+# --trace, RUNS runs of STEPS steps, the first and the last of each left
+# out: warm-up, and a last step no next one follows).
 # Prints per plan the predicted step, the measured step (each run: per rank
 # the mean of its steps, the slowest rank's; then the median over runs) and
 # the error, and the largest per-rank difference of idle time (as shares of

@@ -286,7 +286,9 @@ double DeviceProfile::contentionSlowdown(int ranks) const {
     return 1.0;
   int perCore = (ranks + cores - 1) / cores;
   auto it = contention.upper_bound(perCore); // the nearest measured <= it
-  return it == contention.begin() ? 1.0 : std::prev(it)->second;
+  // Other ranks do not speed a rank up: a measured factor below 1 is the
+  // machine's noise between two timings.
+  return it == contention.begin() ? 1.0 : std::max(1.0, std::prev(it)->second);
 }
 
 double DeviceProfile::peakFlops() const {

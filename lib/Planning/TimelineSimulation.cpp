@@ -46,7 +46,11 @@ public:
       if (int(i) < plan.ranks_size()) {
         const plan::Rank &r = plan.ranks(int(i));
         pr[i].node = r.node();
-        pr[i].peakBytes = double(r.predicted_peak_bytes());
+        // What its turns touch: its predicted peak and the runtime's
+        // buffers beside it, the DP pieces' copy and its shared-memory
+        // slot (runtime/dist/NodeAllReduce.h).
+        pr[i].peakBytes = double(r.predicted_peak_bytes()) +
+                          2 * (i < dpBytes.size() ? dpBytes[i] : 0);
         pr[i].profile = &profileOf(r.gpu_type());
       }
       pr[i].stateBytes = i < stateBytes.size() ? stateBytes[i] : 0;
@@ -276,6 +280,8 @@ private:
                 bytes += (plan::tensorBytes(prog.tensors(pc.tensor()))) /
                          double(std::max(1, pc.count()));
           reduceCopies += memorySeconds(p, 4 * bytes);
+          dpBytes.resize(size_t(plan.ranks_size()));
+          dpBytes[size_t(r.id())] += bytes;
           int peer = grp.ranks(0) == r.id() ? grp.ranks(1) : grp.ranks(0);
           LinkProfile l = linkBetween(r, plan.ranks(peer));
           double n = double(grp.ranks_size());
@@ -459,6 +465,7 @@ private:
   std::vector<std::string> cores;          // coreOfRanks(), once
   double slowdown = 1;                     // compute(): the rank's node's
   std::vector<double> stateBytes;          // parameters each rank updates
+  std::vector<double> dpBytes;             // what each rank's DP sums move
 };
 
 } // namespace
