@@ -293,7 +293,8 @@ private:
           o.members = grp.ranks_size();
           o.seconds = sharedAllReduce(p, bytes, grp.ranks(),
                                       l.allReduceSeconds(bytes, n));
-          nodeSum(o, p, bytes, grp.ranks());
+          if (double in = nodeSum(o, p, bytes, grp.ranks()))
+            ops.push_back(compute("dp copy in", "compute", in, {}));
           o.waitName = "wait dp";
           o.args = {{"bytes", bytes}};
           ops.push_back(o);
@@ -415,29 +416,39 @@ private:
   /// member copies its buffer in, the last to arrive sums all of them
   /// (core-free for the others: `latency`), and each copies the sum out
   /// once it has its core again (`seconds`).
+  /// Returns the seconds a member spends copying its buffer in, with its
+  /// core, before it arrives (0: MPI sums this group).
   template <class Members>
-  void nodeSum(Op &o, const DeviceProfile &p, double bytes,
-               const Members &members) {
+  double nodeSum(Op &o, const DeviceProfile &p, double bytes,
+                 const Members &members) {
     if (cores.empty())
       cores = coreOfRanks();
     bool turns = false;
     for (const std::string &c : cores)
       turns |= !c.empty();
     if (!turns)
-      return;
+      return 0;
     std::string node;
     for (int32_t m : members) {
       if (m < 0 || m >= plan.ranks_size())
-        return;
+        return 0;
       if (node.empty())
         node = plan.ranks(m).node();
       else if (plan.ranks(m).node() != node)
-        return;
+        return 0;
     }
     double n = double(std::max<size_t>(1, size_t(members.size())));
     o.nodeSum = true;
-    o.latency = memorySeconds(p, 2 * bytes) + memorySeconds(p, (n + 1) * bytes);
-    o.seconds = memorySeconds(p, 2 * bytes);
+    // The slots and the sum were written by other processes on other
+    // cores: read at the rate of memory out of the caches (the profile's
+    // largest measured buffer), as is the sum copied out.
+    double rate = p.memory.empty() ? 0 : p.memory.back().rate;
+    auto cold = [&](double b) {
+      return rate > 0 ? b / rate : memorySeconds(p, b);
+    };
+    o.latency = cold((n + 1) * bytes);
+    o.seconds = cold(2 * bytes);
+    return memorySeconds(p, 2 * bytes);
   }
 
   /// The core each rank runs on, when its node has more CPU ranks than
