@@ -14,23 +14,17 @@ backward microseconds per step.
 """
 import json
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+import plan_file  # noqa: E402
 
 
 def load_plan(proto_dir, path):
-    with tempfile.TemporaryDirectory() as out:
-        subprocess.run(["protoc", f"-I{proto_dir}", f"--python_out={out}",
-                        os.path.join(proto_dir, "plan.proto")], check=True)
-        sys.path.insert(0, out)
-        import plan_pb2
-        plan = plan_pb2.Plan()
-        data = open(path, "rb").read()
-        if data[:8] != b"FRZPLAN\n":
-            sys.exit(f"{path}: not a Frenzy plan")
-        plan.ParseFromString(data[32:])
-        return plan, plan_pb2.Action
+    pb = plan_file.plan_module(proto_dir)
+    plan = pb.Plan()
+    plan.ParseFromString(plan_file.payload_of(open(path, "rb").read()))
+    return plan, pb.Action
 
 
 def main():
