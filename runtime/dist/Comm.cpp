@@ -26,16 +26,21 @@ static void check(int rc, const char *what) {
 
 /// Waits until `done()` without holding a core: a waiting rank whose
 /// core-mates take turns sleeps (briefly yielding first, as a short wait
-/// is the common one), so the rank holding the core runs undisturbed.
-template <class F> static void sleepUntil(F done, bool alone) {
+/// is the common one), so the rank holding the core runs undisturbed. It
+/// sleeps on the node's doorbell, which every send and receive rings: a
+/// message from the node wakes it at once, one from another node within
+/// the backoff (2 to 50 us).
+template <class F> static void sleepUntil(F done, CoreTurns &t) {
   long ns = 2000;
-  for (int spin = 0; !done(); ++spin) {
-    if (spin < 16 || alone) { // a rank with a core of its own polls on
+  for (int spin = 0;; ++spin) {
+    uint32_t seen = t.bell();
+    if (done())
+      return;
+    if (spin < 16 || t.alone()) { // a rank with a core of its own polls on
       sched_yield();
       continue;
     }
-    timespec ts{0, ns};
-    nanosleep(&ts, nullptr);
+    t.nap(seen, ns);
     ns = std::min(ns * 2, 50'000L);
   }
 }
@@ -97,6 +102,8 @@ void Comm::send(const void *data, int64_t bytes, int peer, int tag) {
     if (bytes == 0)
       break;
   }
+  if (active)
+    active->ring(); // a receiver asleep on this node looks now
 }
 
 void Comm::recv(void *data, int64_t bytes, int peer, int tag) {
@@ -119,6 +126,8 @@ void Comm::recv(void *data, int64_t bytes, int peer, int tag) {
     if (bytes == 0)
       break;
   }
+  if (active)
+    active->ring(); // the sender asleep in waitSends looks now
 }
 
 void Comm::probe(int peer, int tag, double napUntil) {
@@ -138,7 +147,7 @@ void Comm::probe(int peer, int tag) {
     if (arrived(peer, tag))
       return; // no wait: the core is kept
     active->release(CoreTurns::now());
-    sleepUntil([&] { return arrived(peer, tag); }, active->alone());
+    sleepUntil([&] { return arrived(peer, tag); }, *active);
     active->acquire();
     return;
   }
@@ -178,7 +187,7 @@ void Comm::waitSends() {
   }
   if (active && !testSends()) {
     active->release(CoreTurns::now());
-    sleepUntil([&] { return testSends(); }, active->alone());
+    sleepUntil([&] { return testSends(); }, *active);
     active->acquire();
   }
   for (Pending &p : pending) {
@@ -225,10 +234,11 @@ void Comm::arrive(MPI_Comm c) {
     check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test");
     return done != 0;
   };
+  active->ring(); // members asleep in this barrier progress it
   if (test())
     return; // the last to arrive keeps its core
   active->release(CoreTurns::now(), id);
-  sleepUntil(test, active->alone());
+  sleepUntil(test, *active);
 }
 
 NodeAllReduce *Comm::nodeSum(MPI_Comm c, int elemBytes, int64_t bytes) {

@@ -49,6 +49,7 @@ void futexWakeAll(std::atomic<int32_t> &word) {
 } // namespace
 
 struct CoreTurns::Shared {
+  CoreSlot *bell; // rung when a message is sent or received on the node
   CoreSlot *core;
   RankSlot *rank;
 };
@@ -86,7 +87,8 @@ std::unique_ptr<CoreTurns> CoreTurns::create(bool wanted, int cores) {
   // frenzy-launch binds the node's i-th rank to core i mod cores.
   t->myCore = lr % t->cores;
   MPI_Aint bytes =
-      lr == 0 ? MPI_Aint(sizeof(CoreSlot) * t->cores + sizeof(RankSlot) * ls)
+      lr == 0
+          ? MPI_Aint(sizeof(CoreSlot) * (1 + t->cores) + sizeof(RankSlot) * ls)
               : 0;
   void *base = nullptr;
   if (MPI_Win_allocate_shared(bytes, 64, MPI_INFO_NULL, local, &base,
@@ -96,10 +98,12 @@ std::unique_ptr<CoreTurns> CoreTurns::create(bool wanted, int cores) {
   MPI_Aint size = 0;
   int unit = 0;
   MPI_Win_shared_query(t->win, 0, &size, &unit, &base);
-  auto *cs = static_cast<CoreSlot *>(base);
+  auto *bell = static_cast<CoreSlot *>(base);
+  auto *cs = bell + 1;
   auto *rs = reinterpret_cast<RankSlot *>(cs + t->cores);
-  t->shm = new Shared{cs, rs};
+  t->shm = new Shared{bell, cs, rs};
   if (lr == 0) {
+    new (bell) CoreSlot{{0}};
     for (int c = 0; c < t->cores; ++c)
       new (&cs[c]) CoreSlot{{-1}};
     for (int r = 0; r < ls; ++r)
@@ -191,6 +195,19 @@ void CoreTurns::acquire(int64_t readyKey) {
     // one's grace runs out.
     futexWait(holder, h, h < 0 ? 50'000 : 5'000'000);
   }
+}
+
+uint32_t CoreTurns::bell() const {
+  return uint32_t(shm->bell->holder.load());
+}
+
+void CoreTurns::ring() {
+  shm->bell->holder.fetch_add(1);
+  futexWakeAll(shm->bell->holder);
+}
+
+void CoreTurns::nap(uint32_t seen, int64_t ns) {
+  futexWait(shm->bell->holder, int32_t(seen), ns);
 }
 
 void CoreTurns::stop() {

@@ -60,6 +60,14 @@ public:
   /// for good and later calls do nothing.
   void stop();
 
+  /// The node's doorbell: rung whenever one of its ranks sends or
+  /// receives a message, so a rank sleeping in a wait on the node's ranks
+  /// wakes at once (nap() returns when it was rung since `seen`, or after
+  /// `ns`: messages from other nodes do not ring it).
+  uint32_t bell() const;
+  void ring();
+  void nap(uint32_t seen, int64_t ns);
+
   int core() const { return myCore; }
   /// Whether this rank's core has no other rank (it need not sleep to
   /// let one run).
