@@ -265,7 +265,8 @@ private:
         break;
       }
       case plan::Action::REDUCE_GRADS: {
-        // Pieces copied out, summed over each DP group, copied back, scaled.
+        // Per group its pieces copied out (before the sum, with the core),
+        // summed; then every group's sum copied back, and scaled.
         double reduceCopies = 0;
         for (int g = 0; g < plan.groups_size(); ++g) {
           const plan::CommGroup &grp = plan.groups(g);
@@ -279,7 +280,7 @@ private:
               for (const plan::Piece &pc : m.pieces())
                 bytes += (plan::tensorBytes(prog.tensors(pc.tensor()))) /
                          double(std::max(1, pc.count()));
-          reduceCopies += memorySeconds(p, 4 * bytes);
+          reduceCopies += memorySeconds(p, 2 * bytes);
           dpBytes.resize(size_t(plan.ranks_size()));
           dpBytes[size_t(r.id())] += bytes;
           int peer = grp.ranks(0) == r.id() ? grp.ranks(1) : grp.ranks(0);
@@ -293,8 +294,10 @@ private:
           o.members = grp.ranks_size();
           o.seconds = sharedAllReduce(p, bytes, grp.ranks(),
                                       l.allReduceSeconds(bytes, n));
-          if (double in = nodeSum(o, p, bytes, grp.ranks()))
-            ops.push_back(compute("dp copy in", "compute", in, {}));
+          ops.push_back(compute("dp copy in", "compute",
+                                memorySeconds(p, 2 * bytes) +
+                                    nodeSum(o, p, bytes, grp.ranks()),
+                                {}));
           o.waitName = "wait dp";
           o.args = {{"bytes", bytes}};
           ops.push_back(o);
@@ -448,7 +451,9 @@ private:
     };
     o.latency = cold((n + 1) * bytes);
     o.seconds = cold(2 * bytes);
-    return memorySeconds(p, 2 * bytes);
+    // Copying in reads its own buffer (cached) into its slot, whose lines
+    // the summing rank's core read last step.
+    return memorySeconds(p, bytes) + cold(bytes);
   }
 
   /// The core each rank runs on, when its node has more CPU ranks than

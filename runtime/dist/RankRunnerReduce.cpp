@@ -89,6 +89,7 @@ void RankRunner::reduceGradients() {
     for (size_t g = 0; g < dpGroups.size(); ++g) {
       if (pass == 1 && g == 0 && trace)
         copiesStart = trace->now();
+      double copyInStart = pass == 0 && trace ? trace->now() : 0;
       int64_t off = 0;
       forEachPiece(*dpGroups[g].first, [&](const plan::Piece &pc, float *acc,
                                            const Tensor &t, int64_t n) {
@@ -97,6 +98,11 @@ void RankRunner::reduceGradients() {
         copyPiece(pc, acc, t, n, bufs[g].data() + off, /*intoAcc=*/pass == 1);
         off += n;
       });
+      // The pieces copied out: work before the wait, as the predicted
+      // timeline's "dp copy in".
+      if (pass == 0 && trace)
+        trace->slice(plan::kComputeThread, "dp copy in", "compute",
+                     copyInStart);
       if (pass == 0)
         reduceWaited += tracedAllReduce(
             "dp", trace || actionClock.scale > 0,
