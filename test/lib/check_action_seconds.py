@@ -34,7 +34,7 @@ def main():
     kinds = {A.FORWARD: ("forward mb",), A.BACKWARD: ("backward mb",),
              A.SEND: ("send mb",), A.RECV: ("recv mb",),
              A.UPDATE: ("norm all-reduce", "optimizer"),
-             A.REDUCE_GRADS: ("dp all-reduce", "dp copies")}
+             A.REDUCE_GRADS: ("dp copy in", "dp all-reduce", "dp copies")}
     bad = 0
     for r in plan.ranks:
         mine = [e for e in events if e["pid"] == r.id]
