@@ -88,7 +88,8 @@ std::unique_ptr<CoreTurns> CoreTurns::create(bool wanted, int cores) {
   t->myCore = lr % t->cores;
   MPI_Aint bytes =
       lr == 0
-          ? MPI_Aint(sizeof(CoreSlot) * (1 + t->cores) + sizeof(RankSlot) * ls)
+          ? MPI_Aint(64 + sizeof(CoreSlot) * (1 + t->cores) +
+                     sizeof(RankSlot) * ls)
               : 0;
   void *base = nullptr;
   if (MPI_Win_allocate_shared(bytes, 64, MPI_INFO_NULL, local, &base,
@@ -98,7 +99,7 @@ std::unique_ptr<CoreTurns> CoreTurns::create(bool wanted, int cores) {
   MPI_Aint size = 0;
   int unit = 0;
   MPI_Win_shared_query(t->win, 0, &size, &unit, &base);
-  auto *bell = static_cast<CoreSlot *>(base);
+  auto *bell = static_cast<CoreSlot *>(alignedShared(base));
   auto *cs = bell + 1;
   auto *rs = reinterpret_cast<RankSlot *>(cs + t->cores);
   t->shm = new Shared{bell, cs, rs};

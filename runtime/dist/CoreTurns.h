@@ -33,6 +33,14 @@
 
 namespace frenzy::rt {
 
+/// A shared window's base rounded up to a cache line (MPI promises no
+/// alignment; every process maps the segment at a page boundary, so the
+/// same offset is aligned in all of them). Windows allocate 64 bytes more.
+inline void *alignedShared(void *base) {
+  auto a = reinterpret_cast<uintptr_t>(base);
+  return reinterpret_cast<void *>((a + 63) & ~uintptr_t(63));
+}
+
 class CoreTurns {
 public:
   /// Collective over MPI_COMM_WORLD. `cores`: the cores this node's CPU

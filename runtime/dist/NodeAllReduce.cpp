@@ -49,7 +49,7 @@ std::unique_ptr<NodeAllReduce> NodeAllReduce::create(MPI_Comm comm,
   r->members = size;
   r->slotBytes = std::clamp<int64_t>((bytes + 63) / 64 * 64, 64, kSlotBytes);
   MPI_Aint total =
-      rank == 0 ? MPI_Aint(sizeof(Header) + (size + 2) * r->slotBytes) : 0;
+      rank == 0 ? MPI_Aint(64 + sizeof(Header) + (size + 2) * r->slotBytes) : 0;
   void *base = nullptr;
   if (MPI_Win_allocate_shared(total, 64, MPI_INFO_NULL, comm, &base,
                               &r->win) != MPI_SUCCESS)
@@ -57,6 +57,7 @@ std::unique_ptr<NodeAllReduce> NodeAllReduce::create(MPI_Comm comm,
   MPI_Aint got = 0;
   int unit = 0;
   MPI_Win_shared_query(r->win, 0, &got, &unit, &base);
+  base = alignedShared(base);
   r->header = static_cast<Header *>(base);
   r->slots = static_cast<char *>(base) + sizeof(Header);
   if (rank == 0)
