@@ -169,6 +169,27 @@ TEST(CoreSharing, RanksOfACoreTakeTurns) {
   EXPECT_NEAR(longest, sum + out + forward + out, 1e-12);
 }
 
+TEST(CoreSharing, AWaitOnAnIdleCoreWakesSlowly) {
+  // Rank 1 has core 1 to itself and sleeps in the norm's shared-memory sum
+  // (the runtime's other waits on such a core spin): its copy out starts
+  // at least idle_wake later.
+  auto norm1 = [](const PredictedTimeline &t) {
+    double d = 0;
+    for (const plan::TraceEvent &e : t.events)
+      if (e.name == "norm all-reduce" && e.pid == 1)
+        d = std::max(d, e.durUs * 1e-6);
+    return d;
+  };
+  PredictedTimeline fast = play(std::string(kProfile) + kShared, 3);
+  PredictedTimeline slow =
+      play(std::string(kProfile) + kShared + "idle_wake_us: 10\n", 3);
+  // (Its later wake can make it the sum's last arrival instead of rank 2,
+  // which shifts the whole pattern: the step only grows.)
+  EXPECT_GE(norm1(slow) - norm1(fast), 10e-6 - 1e-12);
+  EXPECT_GE(slow.stepSeconds, fast.stepSeconds - 1e-12);
+  EXPECT_FALSE(bool(read(std::string(kProfile) + "idle_wake_us: -1\n")));
+}
+
 TEST(CoreSharing, ACoreEachNeedsNoTurns) {
   // The same plan where the profile counts 3 cores: each rank has one, the
   // step is one forward and the all-reduce at the link's figures.

@@ -46,6 +46,7 @@ struct ProfileFile {
     std::vector<Evicted> points;
   };
   std::optional<Cold> cold;
+  double idleWakeUs = 0;
   struct Point {
     double size = 0, rate = 0;
   };
@@ -178,6 +179,7 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile> {
     io.mapOptional("shared_allreduce", f.shared);
     io.mapOptional("contention", f.contention);
     io.mapOptional("cold_turn", f.cold);
+    io.mapOptional("idle_wake_us", f.idleWakeUs, 0.0);
   }
   static std::string validate(IO &, ProfileFile &f) {
     if (f.matmul.empty() || f.attention.empty() || f.memory.empty())
@@ -185,6 +187,8 @@ template <> struct llvm::yaml::MappingTraits<ProfileFile> {
              "one measured point";
     if (f.opOverheadUs < 0 || f.copyGBs <= 0)
       return "op_overhead_us must be >= 0 and copy_gbs positive";
+    if (f.idleWakeUs < 0)
+      return "idle_wake_us must be >= 0";
     return "";
   }
 };
@@ -387,6 +391,7 @@ frenzy::readDeviceProfile(const std::string &path, const std::string &gpuType) {
   p.cores = std::max(0, f.cores);
   for (const ProfileFile::Slowdown &c : f.contention)
     p.contention[c.perCore] = c.factor;
+  p.idleWake = f.idleWakeUs * 1e-6;
   if (f.cold) {
     p.coldStateBytes = f.cold->stateBytes;
     for (const ProfileFile::Evicted &e : f.cold->points)

@@ -139,9 +139,13 @@ private:
     std::map<std::string, double> sent;                   // key -> ready
     std::map<std::string, std::map<int, double>> arrived; // collective
     double t = 0;
+    // When each shared core was last given up (it idles until taken).
+    std::map<std::string, double> freeSince;
     auto release = [&](size_t r) {
-      if (holds[r])
+      if (holds[r]) {
         ++freeCores[coreOf[r]];
+        freeSince[coreOf[r]] = t;
+      }
       holds[r] = false;
     };
     for (;;) {
@@ -242,6 +246,17 @@ private:
         if (f == 0)
           continue;
         --f;
+        // A rank that slept through its wait wakes slowly on a core that
+        // idled meanwhile (the profile's idle_wake): a shared core free
+        // before now, or a core of its own after a shared-memory sum (the
+        // runtime's other waits on such a core spin).
+        const Op &waited = rankOps[r][next[r]];
+        bool idled = coreOf[r].empty()
+                         ? waited.kind == Op::Collective && waited.nodeSum &&
+                               t - since[r] > 1e-12
+                         : freeSince.count(coreOf[r]) &&
+                               freeSince[coreOf[r]] < t - 1e-12;
+        double wake = idled && ranks[r].profile ? ranks[r].profile->idleWake : 0;
         holds[r] = true;
         turnStarts(r);
         const Op &o = rankOps[r][next[r]];
@@ -265,6 +280,7 @@ private:
         endAt[r] = t + o.seconds;
         if (o.kind == Op::Collective && readyAt.count(o.key))
           endAt[r] = std::max(t, readyAt[o.key] + o.latency) + o.seconds;
+        endAt[r] += wake;
         computes(r, o, endAt[r]);
       }
       // The next event: an op ends, or a message that is on its way lands.

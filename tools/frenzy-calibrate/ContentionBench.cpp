@@ -17,7 +17,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <atomic>
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -153,6 +157,64 @@ ColdTurn measureColdTurn(const std::string &planPath, int cores, bool quick) {
     c.what += buf;
   }
   return c;
+}
+
+double measureIdleWake(int cores, bool quick) {
+  if (cores < 2)
+    return 0;
+  // One shared page: the futex word, the waker's time stamp, the result.
+  void *page = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED)
+    return 0;
+  auto *word = static_cast<std::atomic<int32_t> *>(page);
+  auto *stamp = reinterpret_cast<double *>(static_cast<char *>(page) + 64);
+  auto *result = stamp + 1;
+  new (word) std::atomic<int32_t>(0);
+  const int n = quick ? 40 : 200;
+  auto pin = [](int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(0, sizeof(set), &set);
+  };
+  auto monotonic = [] {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+  };
+  pid_t pid = fork();
+  if (pid == 0) { // the sleeper, alone on core 0
+    pin(0);
+    std::vector<double> lat;
+    for (int i = 0; i < n; ++i) {
+      int32_t v;
+      while ((v = word->load()) % 2 == 0)
+        syscall(SYS_futex, reinterpret_cast<int32_t *>(word), FUTEX_WAIT, v,
+                nullptr, nullptr, 0);
+      lat.push_back(monotonic() - *stamp);
+      word->fetch_add(1);
+    }
+    std::sort(lat.begin(), lat.end());
+    *result = lat[lat.size() / 2];
+    _exit(0);
+  }
+  pin(1);
+  for (int i = 0; i < n; ++i) {
+    timespec idle{0, 2'000'000}; // long enough for core 0 to go idle
+    nanosleep(&idle, nullptr);
+    *stamp = monotonic();
+    word->fetch_add(1);
+    syscall(SYS_futex, reinterpret_cast<int32_t *>(word), FUTEX_WAKE, 1,
+            nullptr, nullptr, 0);
+    while (word->load() % 2 == 1)
+      sched_yield();
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  double wake = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? *result : 0;
+  munmap(page, 4096);
+  return std::max(0.0, wake);
 }
 
 } // namespace frenzy::calibrate

@@ -42,6 +42,12 @@ struct ColdTurn {
 };
 ColdTurn measureColdTurn(const std::string &planPath, int cores, bool quick);
 
+/// A rank asleep in a wait whose core has nothing else to run: the core
+/// idles (a virtual CPU halts), and waking it costs more than a switch on
+/// a busy one. Seconds from a futex wake on one core to the sleeper
+/// running on another, idle one (median of many); 0 on one core.
+double measureIdleWake(int cores, bool quick);
+
 } // namespace frenzy::calibrate
 
 #endif

@@ -236,7 +236,7 @@ std::string loadAverage() {
 
 void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
                   const SharedAllReduce &sh, const Contention &con,
-                  const ColdTurn &cold,
+                  const ColdTurn &cold, double idleWake,
                   const std::string &loadBefore) {
   std::ostringstream y;
   char buf[256];
@@ -331,6 +331,13 @@ void writeProfile(const Options &o, const KernelProfile &k, const Link &l,
                     s * 1e6);
       y << buf;
     }
+  }
+  if (idleWake > 0) {
+    std::snprintf(buf, sizeof(buf),
+                  "idle_wake_us: %.1f   # a sleeper's wake on an idle core "
+                  "(futex, median)\n",
+                  idleWake * 1e6);
+    y << buf;
   }
   std::ofstream out(o.out, std::ios::trunc);
   out << y.str();
@@ -436,7 +443,9 @@ int main(int argc, char **argv) {
       cold = measureColdTurn(o.plans.back(),
                              int(sysconf(_SC_NPROCESSORS_ONLN)), o.quick);
     }
-    writeProfile(o, k, l, sh, con, cold, load);
+    double idleWake =
+        measureIdleWake(int(sysconf(_SC_NPROCESSORS_ONLN)), o.quick);
+    writeProfile(o, k, l, sh, con, cold, idleWake, load);
     std::printf("frenzy-calibrate: wrote %s (GEMM %.1f-%.1f GFLOPS, memory "
                 "%.1f-%.1f GB/s, %.2f us per kernel, MPI %.1f us / %.2f GB/s)\n",
                 o.out.c_str(),

@@ -83,6 +83,9 @@ struct DeviceProfile {
   /// reference plan's, plan::updatedParameterBytes). Empty: not measured.
   std::vector<std::pair<double, double>> coldTurn;
   double coldStateBytes = 0;
+  /// Seconds to wake a rank asleep in a wait on a core that idled
+  /// meanwhile (a halted virtual CPU wakes slowly); 0: not measured.
+  double idleWake = 0;
   /// The extra seconds of a turn after `evictedBytes` of other ranks' data,
   /// for a rank whose state is `stateBytes` (scaled from the reference);
   /// 0 where not measured.
