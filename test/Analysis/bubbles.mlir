@@ -72,3 +72,18 @@ module attributes {frenzy.partition = {cluster = "cpu-4.yaml", global_batch = 8 
 // CHECK-NEXT: total: 1 bubble(s), bubble fraction 0.142857143;
 module attributes {frenzy.partition = {cluster = "cpu-4.yaml", global_batch = 8 : i64, seq = 64 : i64, recompute = "selective", micro_batch = 1 : i64, fixed_shares = true, pipeline_seconds = 0.0, all_reduce_seconds = 1.0, optimizer_seconds = 0.5, description = "", pipelines = [{micro_batches = 2 : i64, sequences = 2 : i64, stage_seconds = 3.0, stages = [{node = 0 : i64, devices = array<i64: 0>, layers = array<i64: 0, 0>, embed = true, head = false, seconds = 3.0, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}]}, {micro_batches = 2 : i64, sequences = 2 : i64, stage_seconds = 4.5, stages = [{node = 0 : i64, devices = array<i64: 1>, layers = array<i64: 1, 1>, embed = false, head = false, seconds = 4.5, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}]}], idle = []}, frenzy.schedule = {kind = "1f1b", pipelines = [["F0 B0 F1 B1"], ["F0 B0 F1 B1"]]}} {
 }
+// -----
+// Recorded forward share and boundary transfer (frenzy-partition writes
+// them): stage 0's 4 s are forward 1 s, backward 2 s and two 0.5 s
+// transfers. F0 [0, 1], send [1, 1.5]; stage 1 receives [1.5, 2], F0
+// [2, 3], B0 [3, 5], sends back [5, 5.5]; stage 0 receives [5.5, 6], B0
+// [6, 8]. Each stage idles 4 s of the 8 s step (without the transfers 3 s
+// of 6 s).
+// CHECK-LABEL: bubbles: 1f1b, 1 pipeline(s), 2 stage(s), step 8000.000 ms
+// CHECK-NEXT: p0 s0: at 1500.000 ms for 4000.000 ms before B0, 1 micro-batch(es) held, {{.*}}: waits for B0 of stage 1
+// CHECK-NEXT: p0 s1: at 0.000 ms for 1500.000 ms before F0, 0 micro-batch(es) held, {{.*}}: warm-up: waits for F0 of stage 0
+// CHECK-NEXT: p0 s1: at 5500.000 ms for 2500.000 ms before reduce,
+// CHECK: p0 s0 (cpu x1, rank 0): idle 4000.000 ms of 8000.000 ms (50.00%)
+// CHECK-NEXT: p0 s1 (cpu x1, rank 1): idle 4000.000 ms of 8000.000 ms (50.00%)
+module attributes {frenzy.partition = {cluster = "cpu-4.yaml", global_batch = 1 : i64, seq = 64 : i64, recompute = "selective", micro_batch = 1 : i64, fixed_shares = true, pipeline_seconds = 0.0, all_reduce_seconds = 0.0, optimizer_seconds = 0.0, description = "", pipelines = [{micro_batches = 1 : i64, sequences = 1 : i64, stage_seconds = 4.0, stages = [{node = 0 : i64, devices = array<i64: 0>, layers = array<i64: 0, 0>, embed = true, head = false, seconds = 4.0, forward_seconds = 1.0, transfer_seconds = 0.5, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}, {node = 0 : i64, devices = array<i64: 1>, layers = array<i64: 1, 1>, embed = false, head = true, seconds = 3.0, forward_seconds = 1.0, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}]}], idle = []}, frenzy.schedule = {kind = "1f1b", pipelines = [["F0 B0", "F0 B0"]]}} {
+}

@@ -77,6 +77,11 @@ TEST(Bubbles, IdleAndBusyFillTheStepWithoutOverlap) {
     ScheduleProblem p = pipeline(rng() % 2, f, b, M);
     p.allReduceSeconds = t(rng);
     p.optimizerSeconds = t(rng);
+    // Transfers too, on about half of the trials (receives and sends are
+    // busy time, so the sum still holds).
+    if (trial % 2)
+      for (Stage &st : p.pipelines[0])
+        st.sendSeconds = t(rng) / 4;
     auto a = analyze(p);
     ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
     for (const StageTimeline &tl : a->stages) {
@@ -97,6 +102,43 @@ TEST(Bubbles, IdleAndBusyFillTheStepWithoutOverlap) {
       }
     }
   }
+}
+
+// Two stages, one micro-batch, forward 1 s and backward 2 s, a transfer of
+// 0.5 s each way. Stage 0: F0 [0, 1], send [1, 1.5], waits, receives the
+// gradient [5.5, 6], B0 [6, 8]. Stage 1: waits 1.5 s for the send, receives
+// [1.5, 2], F0 [2, 3], B0 [3, 5], sends back [5, 5.5], waits to 8. Without
+// the transfer the step is 6 s and each stage idles 3 s: the transfer adds
+// its 2 x 0.5 s round trip to the step and 1 s of idle to each stage.
+TEST(Bubbles, TransfersDelayTheNeighbourAndKeepBothEndsBusy) {
+  ScheduleProblem p = pipeline(false, {1, 1}, {2, 2}, 1);
+  auto before = analyze(p);
+  ASSERT_TRUE(bool(before));
+  EXPECT_NEAR(before->stepSeconds, 6, 1e-12);
+  p.pipelines[0][0].sendSeconds = 0.5;
+  p.pipelines[0][1].sendSeconds = 7; // the last stage sends to no one
+  auto a = analyze(p);
+  ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
+  EXPECT_NEAR(a->stepSeconds, 8, 1e-12);
+  ASSERT_EQ(a->stages.size(), 2u);
+  EXPECT_NEAR(a->stages[0].idleSeconds, 4, 1e-12);
+  EXPECT_NEAR(a->stages[1].idleSeconds, 4, 1e-12);
+  ASSERT_EQ(a->bubbles.size(), 3u);
+  EXPECT_NEAR(a->bubbles[0].start, 1.5, 1e-12); // stage 0 after its send
+  EXPECT_NEAR(a->bubbles[0].seconds, 4, 1e-12);
+  EXPECT_EQ(a->bubbles[0].before, "B0");
+  EXPECT_NEAR(a->bubbles[1].seconds, 1.5, 1e-12); // stage 1's warm-up
+  EXPECT_NEAR(a->bubbles[2].start, 5.5, 1e-12);   // after its send back
+  std::vector<std::string> s1;
+  for (const Busy &w : a->stages[1].busy)
+    s1.push_back(w.what);
+  EXPECT_EQ(s1, (std::vector<std::string>{"recv F0", "F0", "B0", "send B0"}));
+  p.pipelines[0][0].sendSeconds = -1;
+  auto bad = analyze(p);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "pipeline 0 stage 0: forward, backward and send seconds must be "
+            "finite and not negative");
 }
 
 TEST(Bubbles, RefusesBadOrdersInOneLine) {

@@ -35,6 +35,11 @@ struct Stage {
   bool embed = false, head = false;
   int64_t tp() const { return int64_t(devices.size()); }
   double seconds = 0;    // forward + backward of one micro-batch
+  /// The parts of `seconds` the bubble analysis plays apart: the forward's
+  /// compute, and one boundary tensor's transfer to the next stage
+  /// (`seconds` holds two: activations forward, gradients back). 0: not
+  /// known (a partition recorded before they were).
+  double forwardSeconds = 0, transferSeconds = 0;
   int64_t peakBytes = 0; // per rank
   /// What one more micro-batch in flight adds to peakBytes (its saved
   /// activations, or under full recomputation its received hidden state):

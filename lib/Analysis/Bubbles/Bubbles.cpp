@@ -2,8 +2,10 @@
 //
 // The play follows the runtime's rules: a stage runs its phases in the
 // schedule's order, one at a time; a forward needs the previous stage's
-// forward of the same micro-batch, a backward the next stage's backward
-// (the partition's stage times already hold the boundary transfers). Every
+// forward of the same micro-batch, a backward the next stage's backward.
+// A boundary transfer (Stage::sendSeconds) keeps both ends busy, as the
+// runtime's send (copy and post) and receive do: the sender after its
+// phase, the receiver before its own once the send has ended. Every
 // rank then meets every other in the gradient norm's all-reduce, so the
 // step's tail is one barrier: the gradient reduction starts when the last
 // stage of any pipeline finishes its backwards. A gap in a stage's time is
@@ -45,10 +47,11 @@ llvm::Error ScheduleProblem::check() const {
     for (size_t s = 0; s < pipelines[p].size(); ++s) {
       const Stage &st = pipelines[p][s];
       std::string at = formatv("pipeline {0} stage {1}", p, s).str();
-      if (!(st.forward >= 0 && st.backward >= 0 && std::isfinite(st.forward) &&
-            std::isfinite(st.backward)))
-        return fail(at + ": forward and backward seconds must be finite and "
-                         "not negative");
+      if (!(st.forward >= 0 && st.backward >= 0 && st.sendSeconds >= 0 &&
+            std::isfinite(st.forward) && std::isfinite(st.backward) &&
+            std::isfinite(st.sendSeconds)))
+        return fail(at + ": forward, backward and send seconds must be "
+                         "finite and not negative");
       std::set<int32_t> fwd, bwd;
       for (const Phase &ph : st.order) {
         bool fresh = ph.backward ? fwd.count(ph.microBatch) &&
@@ -125,14 +128,16 @@ frenzy::bubbles::analyze(const ScheduleProblem &problem) {
         const Stage &stage = pipe[s];
         while (me.next < stage.order.size()) {
           const Phase &ph = stage.order[me.next];
-          // The phase this one needs from a neighbouring stage, if any.
-          double ready = 0;
+          // The phase this one needs from a neighbouring stage, if any,
+          // and what receiving its tensor keeps this stage busy.
+          double ready = 0, recv = 0;
           std::string cause;
           if (!ph.backward && s > 0) {
             auto it = st[p][s - 1].fEnd.find(ph.microBatch);
             if (it == st[p][s - 1].fEnd.end())
               break;
             ready = it->second;
+            recv = pipe[s - 1].sendSeconds;
             cause =
                 formatv("waits for F{0} of stage {1}", ph.microBatch, s - 1);
           } else if (ph.backward && s + 1 < pipe.size()) {
@@ -140,6 +145,7 @@ frenzy::bubbles::analyze(const ScheduleProblem &problem) {
             if (it == st[p][s + 1].bEnd.end())
               break;
             ready = it->second;
+            recv = stage.sendSeconds;
             cause =
                 formatv("waits for B{0} of stage {1}", ph.microBatch, s + 1);
           }
@@ -147,8 +153,22 @@ frenzy::bubbles::analyze(const ScheduleProblem &problem) {
             cause = "warm-up: " + cause;
           double start = std::max(me.free, ready);
           gap(p, s, me.free, start, ph.name(), cause);
+          auto &busy = timeline(p, s).busy;
+          if (recv > 0)
+            busy.push_back({start, start + recv, "recv " + ph.name()});
+          start += recv;
           double end = start + (ph.backward ? stage.backward : stage.forward);
-          timeline(p, s).busy.push_back({start, end, ph.name()});
+          busy.push_back({start, end, ph.name()});
+          // Its tensor to the neighbour that needs it: forward to the next
+          // stage, backward to the previous one; it is ready once sent.
+          double send = 0;
+          if (!ph.backward && s + 1 < pipe.size())
+            send = stage.sendSeconds;
+          else if (ph.backward && s > 0)
+            send = pipe[s - 1].sendSeconds;
+          if (send > 0)
+            busy.push_back({end, end + send, "send " + ph.name()});
+          end += send;
           (ph.backward ? me.bEnd : me.fEnd)[ph.microBatch] = end;
           me.held += ph.backward ? -1 : 1;
           me.free = end;

@@ -107,7 +107,7 @@ const PlanCost::LayerTable &PlanCost::table(int64_t tp) const {
 double PlanCost::stageSeconds(int device, int node, int64_t tp, int64_t first,
                               int64_t last, bool embed, bool head, int64_t mb,
                               bool spansNodes, const Link *next,
-                              bool full) const {
+                              bool full, StageParts *parts) const {
   const DeviceProfile &d = p.devices[device];
   const ModelProfile &m = p.model;
   double s = 0;
@@ -129,25 +129,47 @@ double PlanCost::stageSeconds(int device, int node, int64_t tp, int64_t first,
       s += (forwardPrefix[device][last + 1] - forwardPrefix[device][first]) *
            double(mb);
   }
+  // The forward alone: blockForwardSeconds where the type has it (else a
+  // third of the compute, the usual 1:2 forward:backward split).
+  double fwd = 0;
+  if (embed)
+    fwd += block(d.blockForwardSeconds, ModelProfile::embedBlock());
+  if (head)
+    fwd += block(d.blockForwardSeconds, m.headBlock());
+  if (last >= first)
+    fwd += (forwardPrefix[device][last + 1] - forwardPrefix[device][first]) *
+           double(mb);
+  if (d.blockForwardSeconds.empty())
+    fwd = s / 3;
+  fwd /= double(tp);
   s /= double(tp);
   double hidden = double(m.boundaryBytesPerSequence * mb);
   double intra = p.nodes[node].linkGBs * 1e9 * p.networkEfficiency;
   // Megatron: 2 all-reduces forward, 2 backward per layer (and the
   // forward's 2 again under full recomputation).
-  if (tp > 1)
-    s += double(std::max<int64_t>(0, last - first + 1)) * (full ? 6.0 : 4.0) *
-         (2.0 * double(tp - 1) / double(tp) * hidden / intra +
-          p.collectiveLatency);
+  if (tp > 1) {
+    double one = 2.0 * double(tp - 1) / double(tp) * hidden / intra +
+                 p.collectiveLatency;
+    double layers = double(std::max<int64_t>(0, last - first + 1));
+    s += layers * (full ? 6.0 : 4.0) * one;
+    fwd += layers * 2.0 * one; // the forward's own 2
+  }
   // Activations forward and gradients backward at the stage boundary, over
   // the link to the next stage's node (Topology: rack, zone, pair); within
   // a node the network's latency, as before the topology existed.
   Link link = next         ? *next
               : spansNodes ? spanLink
                            : topo.link(node, node);
+  double transfer = 0;
   if (!head)
-    s += 2.0 * (hidden / (link.bytesPerSecond * p.networkEfficiency) +
-                (link.kind == LinkKind::IntraNode ? p.networkLatency
-                                                  : link.latencySeconds));
+    transfer = hidden / (link.bytesPerSecond * p.networkEfficiency) +
+               (link.kind == LinkKind::IntraNode ? p.networkLatency
+                                                 : link.latencySeconds);
+  if (parts) {
+    parts->forward = fwd;
+    parts->transfer = transfer;
+  }
+  s += 2.0 * transfer;
   return s;
 }
 
@@ -360,10 +382,14 @@ llvm::Expected<PartitionPlan> PlanCost::score(PartitionPlan plan) const {
       const DeviceProfile &d = p.devices[device];
       st.fullRecompute = useFull(device, st.tp(), st.firstLayer, st.lastLayer,
                                  st.embed, st.head, depth - s, plan.microBatch);
+      StageParts parts;
       st.seconds = stageSeconds(device, st.node, st.tp(), st.firstLayer,
                                 st.lastLayer, st.embed, st.head,
                                 plan.microBatch, spans,
-                                spans ? &slowest : nullptr, st.fullRecompute);
+                                spans ? &slowest : nullptr, st.fullRecompute,
+                                &parts);
+      st.forwardSeconds = parts.forward;
+      st.transferSeconds = parts.transfer;
       st.peakBytes =
           stagePeak(device, st.tp(), st.firstLayer, st.lastLayer, st.embed,
                     st.head, depth - s, plan.microBatch, st.fullRecompute);

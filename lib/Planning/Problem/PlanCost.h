@@ -37,10 +37,16 @@ public:
   /// (else the cluster's fastest inter-node link when the pipeline spans
   /// nodes: optimistic, the exact score sees the real link). `full`: full
   /// recomputation, one more forward of the stage's blocks.
+  /// `parts`, when given, gets the forward's share and one boundary
+  /// transfer (the bubble analysis plays them apart, SideTaskAttrs.cpp).
+  struct StageParts {
+    double forward = 0;  // the forward compute of one micro-batch
+    double transfer = 0; // one boundary tensor to the next stage
+  };
   double stageSeconds(int device, int node, int64_t tp, int64_t first,
                       int64_t last, bool embed, bool head, int64_t mb,
                       bool spansNodes, const Link *next = nullptr,
-                      bool full = false) const;
+                      bool full = false, StageParts *parts = nullptr) const;
   /// Per-rank peak bytes of that stage holding `inFlight` micro-batches'
   /// activations (1F1B: depth - stage); under `full` recomputation one
   /// micro-batch's activations and the others' received hidden states.

@@ -111,6 +111,10 @@ void frenzy::recordPartition(ModuleOp module, const RecordedPartition &rec,
         d.flag("full_recompute", true);
       if (st.activationBytes)
         d.i64("activation_bytes", st.activationBytes);
+      if (st.forwardSeconds > 0)
+        d.f64("forward_seconds", st.forwardSeconds);
+      if (st.transferSeconds > 0)
+        d.f64("transfer_seconds", st.transferSeconds);
       stages.push_back(d.i64("node", st.node)
                            .ints("devices", st.devices)
                            .ints("layers", {st.firstLayer, st.lastLayer})
@@ -251,6 +255,15 @@ frenzy::readPartition(ModuleOp module) {
       if (auto a = sd ? sd.getAs<IntegerAttr>("activation_bytes")
                       : IntegerAttr())
         st.activationBytes = a.getInt();
+      // Optional (written only when known): the bubble analysis' split.
+      for (auto [key, field] :
+           {std::pair{"forward_seconds", &st.forwardSeconds},
+            std::pair{"transfer_seconds", &st.transferSeconds}})
+        if (auto f = sd ? sd.getAs<FloatAttr>(key) : FloatAttr()) {
+          *field = f.getValueAsDouble();
+          if (r.ok && !(*field >= 0 && *field <= st.seconds))
+            r.fail(at, key, "must be between 0 and the stage's seconds");
+        }
       if (r.ok && st.devices.empty())
         r.fail(at, "devices", "is empty: a stage runs on at least one GPU");
     }

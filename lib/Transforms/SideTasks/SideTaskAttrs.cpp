@@ -48,8 +48,15 @@ bubbles::ScheduleProblem frenzy::scheduleProblem(const RecordedPartition &rec,
           b.capacityBytes = g->memoryBytes;
       }
       b.ranks = st.tp();
-      b.forward = st.seconds / 3;
-      b.backward = st.seconds - b.forward;
+      // The partition's time holds two boundary transfers (activations
+      // out, gradients in) beside the compute; the analysis plays them as
+      // transfers. Without a recorded forward share, forward:backward 1:2.
+      double transfer = s + 1 < S ? st.transferSeconds : 0;
+      double compute = std::max(0.0, st.seconds - 2 * transfer);
+      b.forward = st.forwardSeconds > 0 ? std::min(st.forwardSeconds, compute)
+                                        : compute / 3;
+      b.backward = compute - b.forward;
+      b.sendSeconds = transfer;
       b.peakBytes = st.peakBytes;
       // The partition checked the stage's memory with this many held.
       b.peakInFlight = pp.gpipe ? pipe.microBatches : S - s;

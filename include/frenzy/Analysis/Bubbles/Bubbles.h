@@ -38,6 +38,12 @@ struct Stage {
   std::string gpu;
   int64_t ranks = 1;                // its TP degree
   double forward = 0, backward = 0; // seconds of one micro-batch
+  /// Seconds one micro-batch's boundary tensor takes to the next stage
+  /// (activations after a forward, the same size of gradients back after
+  /// the next stage's backward): the sender is busy that long after its
+  /// phase and the receiver as long before its own, which starts no
+  /// earlier than the send ends. 0 (and for the last stage): no transfer.
+  double sendSeconds = 0;
   int64_t capacityBytes = 0;        // one GPU's memory
   int64_t peakBytes = 0;            // with peakInFlight micro-batches held
   int64_t peakInFlight = 1;
@@ -59,7 +65,8 @@ struct ScheduleProblem {
 /// A busy interval of a stage.
 struct Busy {
   double start = 0, end = 0;
-  std::string what; // "F3", "B0", "dp all-reduce", "optimizer"
+  std::string what; // "F3", "B0", "recv F3", "send B0", "dp all-reduce",
+                    // "optimizer"
 };
 
 /// An idle interval of a stage in one step.

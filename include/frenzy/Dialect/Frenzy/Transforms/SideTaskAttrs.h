@@ -32,9 +32,10 @@ mlir::FailureOr<ClusterSpec> clusterOfPartition(mlir::ModuleOp module,
                                                 const RecordedPartition &rec,
                                                 llvm::StringRef override);
 
-/// The bubble analysis' problem: the partition's stages (forward one third
-/// and backward two thirds of a micro-batch's time, as the plan writer's
-/// predicted starts), the schedule's orders, capacities and memory.
+/// The bubble analysis' problem: the partition's stages (the recorded
+/// forward share and boundary transfer; without them forward one third and
+/// backward two thirds of a micro-batch's time), the schedule's orders,
+/// capacities and memory.
 bubbles::ScheduleProblem scheduleProblem(const RecordedPartition &rec,
                                          const ScheduleOrders &orders,
                                          const ClusterSpec &cluster);
