@@ -87,3 +87,23 @@ module attributes {frenzy.partition = {cluster = "cpu-4.yaml", global_batch = 8 
 // CHECK-NEXT: p0 s1 (cpu x1, rank 1): idle 4000.000 ms of 8000.000 ms (50.00%)
 module attributes {frenzy.partition = {cluster = "cpu-4.yaml", global_batch = 1 : i64, seq = 64 : i64, recompute = "selective", micro_batch = 1 : i64, fixed_shares = true, pipeline_seconds = 0.0, all_reduce_seconds = 0.0, optimizer_seconds = 0.0, description = "", pipelines = [{micro_batches = 1 : i64, sequences = 1 : i64, stage_seconds = 4.0, stages = [{node = 0 : i64, devices = array<i64: 0>, layers = array<i64: 0, 0>, embed = true, head = false, seconds = 4.0, forward_seconds = 1.0, transfer_seconds = 0.5, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}, {node = 0 : i64, devices = array<i64: 1>, layers = array<i64: 1, 1>, embed = false, head = true, seconds = 3.0, forward_seconds = 1.0, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}]}], idle = []}, frenzy.schedule = {kind = "1f1b", pipelines = [["F0 B0", "F0 B0"]]}} {
 }
+// -----
+// A tied weight: "wte" lives on stage 0 (the embedding) and the head's
+// transpose on stage 1 reads it, so stage 1 sends its gradient (160 bytes)
+// to stage 0 after each backward: within the node 10 us + 160 B / (80% of
+// 25 GB/s) = 10.008 us at both ends. Stages: forward 10 us, backward 20 us.
+// Stage 1: F0 [10, 20], B0 [20, 40], sends [40, 50.008]; stage 0 receives
+// [50.008, 60.016], B0 [60.016, 80.016]: the step is 80 us (60 without the
+// tied gradient).
+// CHECK-LABEL: bubbles: 1f1b, 1 pipeline(s), 2 stage(s), step 0.080 ms
+// CHECK-NEXT: p0 s0: at 0.010 ms for 0.040 ms before B0, 1 micro-batch(es) held, {{.*}}: waits for B0 of stage 1
+// CHECK-NEXT: p0 s1: at 0.000 ms for 0.010 ms before F0,
+// CHECK-NEXT: p0 s1: at 0.050 ms for 0.030 ms before reduce,
+module attributes {frenzy.partition = {cluster = "cpu-4.yaml", global_batch = 1 : i64, seq = 64 : i64, recompute = "selective", micro_batch = 1 : i64, fixed_shares = true, pipeline_seconds = 0.0, all_reduce_seconds = 0.0, optimizer_seconds = 0.0, description = "", pipelines = [{micro_batches = 1 : i64, sequences = 1 : i64, stage_seconds = 3.0e-05, stages = [{node = 0 : i64, devices = array<i64: 0>, layers = array<i64: 0, -1>, embed = true, head = false, seconds = 3.0e-05, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}, {node = 0 : i64, devices = array<i64: 1>, layers = array<i64: 0, -1>, embed = false, head = true, seconds = 3.0e-05, peak_bytes = 1342177280 : i64, activation_bytes = 268435456 : i64}]}], idle = []}, frenzy.schedule = {kind = "1f1b", pipelines = [["F0 B0", "F0 B0"]]}} {
+  func.func @forward(%ids: tensor<2x3xi64>) -> tensor<4x10xf32> {
+    %w = frenzy.param "wte" {storage = "inline", trainable, frenzy.stage = array<i64: 0>} : tensor<10x4xf32>
+    %e = frenzy.gather %w, %ids {axis = 0 : i64, frenzy.stage = array<i64: 0>} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+    %wt = frenzy.transpose %w {perm = array<i64: 1, 0>, frenzy.stage = array<i64: 1>} : (tensor<10x4xf32>) -> tensor<4x10xf32>
+    return %wt : tensor<4x10xf32>
+  }
+}

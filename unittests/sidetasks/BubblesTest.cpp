@@ -141,6 +141,32 @@ TEST(Bubbles, TransfersDelayTheNeighbourAndKeepBothEndsBusy) {
             "finite and not negative");
 }
 
+// A tied gradient: three stages, one micro-batch, forward 1 s, backward
+// 2 s; stage 2 sends 0.5 s to stage 0 after its backward (no neighbour
+// transfers). F0 on stages 0-2 ends at 3, stage 2's B0 at 5, its send at
+// 5.5; stage 1's B0 [5, 7] needs only the neighbour; stage 0 waits for
+// both (7), receives [7, 7.5], B0 [7.5, 9.5]. Idle: stage 0 1 to 7 (6 s),
+// stage 1 0 to 1, 2 to 5 and 7 to 9.5 (6.5 s), stage 2 0 to 2 and 5.5 to
+// 9.5 (6 s).
+TEST(Bubbles, BackwardSendsReachAStageThatIsNoNeighbour) {
+  ScheduleProblem p = pipeline(false, {1, 1, 1}, {2, 2, 2}, 1);
+  p.pipelines[0][2].backwardSends.push_back({0, 0.5});
+  auto a = analyze(p);
+  ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
+  EXPECT_NEAR(a->stepSeconds, 9.5, 1e-12);
+  EXPECT_NEAR(a->stages[0].idleSeconds, 6, 1e-12);
+  EXPECT_NEAR(a->stages[1].idleSeconds, 6.5, 1e-12);
+  EXPECT_NEAR(a->stages[2].idleSeconds, 6, 1e-12);
+  EXPECT_EQ(a->stages[0].busy[1].what, "recv B0");
+  EXPECT_NEAR(a->stages[0].busy[1].start, 7, 1e-12);
+  p.pipelines[0][2].backwardSends[0].to = 2;
+  auto bad = analyze(p);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "pipeline 0 stage 2: a backward send to stage 2 of 0.50 seconds "
+            "names no other stage or is negative");
+}
+
 TEST(Bubbles, RefusesBadOrdersInOneLine) {
   ScheduleProblem p = pipeline(false, {1, 1}, {2, 2}, 2);
   p.pipelines[0][1].order = {{true, 0}, {false, 0}, {false, 1}, {true, 1}};

@@ -52,6 +52,14 @@ llvm::Error ScheduleProblem::check() const {
             std::isfinite(st.sendSeconds)))
         return fail(at + ": forward, backward and send seconds must be "
                          "finite and not negative");
+      for (const Stage::BackwardSend &b : st.backwardSends)
+        if (b.to < 0 || b.to >= int64_t(pipelines[p].size()) ||
+            b.to == int64_t(s) || !(b.seconds >= 0 && std::isfinite(b.seconds)))
+          return fail(at + formatv(": a backward send to stage {0} of {1} "
+                                   "seconds names no other stage or is "
+                                   "negative",
+                                   b.to, b.seconds)
+                                .str());
       std::set<int32_t> fwd, bwd;
       for (const Phase &ph : st.order) {
         bool fresh = ph.backward ? fwd.count(ph.microBatch) &&
@@ -87,7 +95,9 @@ frenzy::bubbles::analyze(const ScheduleProblem &problem) {
     size_t next = 0;
     double free = 0;
     int64_t held = 0;
-    std::map<int32_t, double> fEnd, bEnd;
+    // When a phase's tensor reached its neighbour, and (xEnd) when a
+    // backward's backward sends reached theirs.
+    std::map<int32_t, double> fEnd, bEnd, xEnd;
   };
   std::vector<std::vector<State>> st;
   for (const auto &pipe : problem.pipelines)
@@ -149,6 +159,26 @@ frenzy::bubbles::analyze(const ScheduleProblem &problem) {
             cause =
                 formatv("waits for B{0} of stage {1}", ph.microBatch, s + 1);
           }
+          // Backward sends from other stages (tied gradients) it reads.
+          bool missing = false;
+          if (ph.backward)
+            for (size_t q = 0; q < pipe.size() && !missing; ++q)
+              for (const Stage::BackwardSend &b : pipe[q].backwardSends) {
+                if (b.to != int64_t(s))
+                  continue;
+                auto it = st[p][q].xEnd.find(ph.microBatch);
+                if (it == st[p][q].xEnd.end()) {
+                  missing = true;
+                  break;
+                }
+                if (it->second > ready)
+                  cause = formatv("waits for B{0} of stage {1}",
+                                  ph.microBatch, q);
+                ready = std::max(ready, it->second);
+                recv += b.seconds;
+              }
+          if (missing)
+            break;
           if (me.next == 0)
             cause = "warm-up: " + cause;
           double start = std::max(me.free, ready);
@@ -166,10 +196,18 @@ frenzy::bubbles::analyze(const ScheduleProblem &problem) {
             send = stage.sendSeconds;
           else if (ph.backward && s > 0)
             send = pipe[s - 1].sendSeconds;
-          if (send > 0)
-            busy.push_back({end, end + send, "send " + ph.name()});
-          end += send;
-          (ph.backward ? me.bEnd : me.fEnd)[ph.microBatch] = end;
+          // The neighbour's tensor goes first (the runtime's order), then
+          // the backward sends, which are ready only when all are sent.
+          double extra = 0;
+          if (ph.backward)
+            for (const Stage::BackwardSend &b : stage.backwardSends)
+              extra += b.seconds;
+          if (send + extra > 0)
+            busy.push_back({end, end + send + extra, "send " + ph.name()});
+          (ph.backward ? me.bEnd : me.fEnd)[ph.microBatch] = end + send;
+          end += send + extra;
+          if (ph.backward)
+            me.xEnd[ph.microBatch] = end;
           me.held += ph.backward ? -1 : 1;
           me.free = end;
           ++me.next;

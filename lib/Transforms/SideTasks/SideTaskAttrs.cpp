@@ -8,8 +8,12 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Dialect/Frenzy/Transforms/SideTaskAttrs.h"
 
+#include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace frenzy;
@@ -69,6 +73,58 @@ bubbles::ScheduleProblem frenzy::scheduleProblem(const RecordedPartition &rec,
   return out;
 }
 
+/// Seconds one message of `bytes` takes between the nodes of two stages, as
+/// the timeline simulation prices an uncalibrated link: 80% of the
+/// network's (or within a node the node link's) bandwidth plus a latency.
+static double linkSeconds(const ClusterSpec &cluster, int a, int b,
+                          double bytes) {
+  bool known = a >= 0 && b >= 0 && size_t(a) < cluster.nodes.size() &&
+               size_t(b) < cluster.nodes.size();
+  if (known && a == b)
+    return 10e-6 + bytes / (cluster.nodes[size_t(a)].bandwidthGBs() * 1e9 * 0.8);
+  return cluster.network.latencyUs * 1e-6 +
+         bytes / (cluster.network.bandwidthGbps / 8.0 * 1e9 * 0.8);
+}
+
+/// A trainable parameter read by ops of another stage than its own (a tied
+/// embedding the head also uses): that stage sends its gradient to the
+/// owner after each backward, and the owner's backward waits for it.
+static void addTiedSends(ModuleOp module, const RecordedPartition &rec,
+                         const ClusterSpec &cluster,
+                         bubbles::ScheduleProblem &problem) {
+  // (pipeline, reader, owner) -> bytes
+  std::map<std::tuple<size_t, int64_t, int64_t>, double> bytes;
+  module.walk([&](ParamOp param) {
+    auto own = param->getAttrOfType<DenseI64ArrayAttr>(kStageAttrName);
+    auto type = dyn_cast<RankedTensorType>(param.getType());
+    if (!own || !param.getTrainable() || !type || !type.hasStaticShape())
+      return;
+    double size = double(type.getNumElements()) *
+                  double((type.getElementTypeBitWidth() + 7) / 8);
+    for (size_t p = 0; p < size_t(own.size()); ++p) {
+      std::set<int64_t> readers;
+      for (Operation *user : param->getUsers())
+        if (auto st = user->getAttrOfType<DenseI64ArrayAttr>(kStageAttrName))
+          if (p < size_t(st.size()) && st[p] >= 0 && st[p] != own[p])
+            readers.insert(st[p]);
+      for (int64_t r : readers)
+        bytes[{p, r, own[p]}] += size;
+    }
+  });
+  for (auto &[key, b] : bytes) {
+    auto [p, from, to] = key;
+    if (p >= problem.pipelines.size() || p >= rec.plan.pipelines.size())
+      continue;
+    auto &stages = problem.pipelines[p];
+    const auto &planned = rec.plan.pipelines[p].stages;
+    if (from >= int64_t(stages.size()) || to >= int64_t(stages.size()))
+      continue;
+    stages[size_t(from)].backwardSends.push_back(
+        {to, linkSeconds(cluster, planned[size_t(from)].node,
+                         planned[size_t(to)].node, b)});
+  }
+}
+
 FailureOr<ModuleBubbles> frenzy::analyzeModuleBubbles(ModuleOp module,
                                                       StringRef cluster,
                                                       StringRef pass) {
@@ -88,6 +144,7 @@ FailureOr<ModuleBubbles> frenzy::analyzeModuleBubbles(ModuleOp module,
   ModuleBubbles out;
   out.cluster = std::move(*spec);
   out.problem = scheduleProblem(**rec, *orders, out.cluster);
+  addTiedSends(module, **rec, out.cluster, out.problem);
   auto a = bubbles::analyze(out.problem);
   if (!a)
     return emitError(module.getLoc())

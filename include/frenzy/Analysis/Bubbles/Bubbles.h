@@ -44,6 +44,16 @@ struct Stage {
   /// phase and the receiver as long before its own, which starts no
   /// earlier than the send ends. 0 (and for the last stage): no transfer.
   double sendSeconds = 0;
+  /// Tensors this stage sends after each backward to a stage that reads
+  /// them before its own backward of the same micro-batch, beside the
+  /// neighbour's gradient: a tied parameter's gradient from the stage that
+  /// also uses it (the head) to the one that owns it (the embedding).
+  /// Both ends are busy `seconds`, as for sendSeconds.
+  struct BackwardSend {
+    int64_t to = 0; // a stage index of the same pipeline
+    double seconds = 0;
+  };
+  std::vector<BackwardSend> backwardSends;
   int64_t capacityBytes = 0;        // one GPU's memory
   int64_t peakBytes = 0;            // with peakInFlight micro-batches held
   int64_t peakInFlight = 1;
