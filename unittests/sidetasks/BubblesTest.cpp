@@ -82,6 +82,9 @@ TEST(Bubbles, IdleAndBusyFillTheStepWithoutOverlap) {
     if (trial % 2)
       for (Stage &st : p.pipelines[0])
         st.sendSeconds = t(rng) / 4;
+    // And a tied gradient from the last stage to the first on a third.
+    if (trial % 3 == 0 && S > 1)
+      p.pipelines[0][size_t(S - 1)].backwardSends.push_back({0, t(rng) / 4});
     auto a = analyze(p);
     ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
     for (const StageTimeline &tl : a->stages) {
