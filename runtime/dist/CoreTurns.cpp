@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <ctime>
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -33,6 +34,11 @@ static_assert(std::atomic<int32_t>::is_always_lock_free &&
 // long to say so before the others stop waiting for it (it may have been
 // descheduled between the collective's end and its acquire()).
 constexpr int64_t kPendingGraceNs = 300'000;
+
+// A turn no rank gives up for this long means its holder is blocked where
+// no turn rule sees it (a raw MPI call waiting for this very rank): this
+// rank goes on without turns rather than let the job hang.
+constexpr int64_t kStuckNs = 2'000'000'000;
 
 void futexWait(std::atomic<int32_t> &word, int32_t seen, int64_t ns) {
   timespec ts{time_t(ns / 1'000'000'000), long(ns % 1'000'000'000)};
@@ -190,6 +196,16 @@ void CoreTurns::acquire(int64_t readyKey) {
         }
         continue;
       }
+    }
+    if (now() - since > kStuckNs) {
+      std::fprintf(stderr,
+                   "frenzy-launch: warning: a rank of this node waited %.1f s "
+                   "for its turn on core %d; it goes on without turns "
+                   "(--core-turns=off avoids them)\n",
+                   double(now() - since) * 1e-9, myCore);
+      me.state.store(Idle);
+      stopped = true;
+      return;
     }
     // Held: sleep until it changes (a release wakes us). Free but not our
     // turn: an earlier waiter takes it (its take wakes us), or a pending
