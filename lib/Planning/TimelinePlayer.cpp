@@ -114,14 +114,27 @@ private:
     // back pays for reading it again (DeviceProfile::coldTurnSeconds).
     std::vector<std::set<size_t>> ranSince(R);
     std::vector<double> cold(R, 0);
+    // Per rank, the ranks of its node that share cores (whose caches its
+    // compute evicts): found once, not scanned at every compute op.
+    std::vector<std::vector<size_t>> sharersOnNode(R);
+    {
+      std::map<std::string, std::vector<size_t>> sharers;
+      for (size_t r = 0; r < R; ++r)
+        if (!coreOf[r].empty())
+          sharers[ranks[r].node].push_back(r);
+      for (size_t q = 0; q < R; ++q)
+        if (auto it = sharers.find(ranks[q].node); it != sharers.end())
+          for (size_t r : it->second)
+            if (r != q)
+              sharersOnNode[q].push_back(r);
+    }
     auto computes = [&](size_t q, const Op &o, double &end) {
       if (o.kind != Op::Compute)
         return;
       end += cold[q];
       cold[q] = 0;
-      for (size_t r = 0; r < R; ++r)
-        if (r != q && !coreOf[r].empty() && ranks[r].node == ranks[q].node)
-          ranSince[r].insert(q);
+      for (size_t r : sharersOnNode[q])
+        ranSince[r].insert(q);
     };
     auto turnStarts = [&](size_t r) {
       if (coreOf[r].empty())
@@ -135,7 +148,8 @@ private:
                                                      ranks[r].stateBytes);
     };
     // Each rank's start of every step (and the end of its last).
-    std::vector<std::vector<double>> stepStart(R, std::vector<double>(kSteps + 1, 0));
+    std::vector<std::vector<double>> stepStart(
+        R, std::vector<double>(kSteps + 1, 0));
     std::map<std::string, double> sent;                   // key -> ready
     std::map<std::string, std::map<int, double>> arrived; // collective
     double t = 0;
@@ -256,7 +270,8 @@ private:
                                t - since[r] > 1e-12
                          : freeSince.count(coreOf[r]) &&
                                freeSince[coreOf[r]] < t - 1e-12;
-        double wake = idled && ranks[r].profile ? ranks[r].profile->idleWake : 0;
+        double wake =
+            idled && ranks[r].profile ? ranks[r].profile->idleWake : 0;
         holds[r] = true;
         turnStarts(r);
         const Op &o = rankOps[r][next[r]];

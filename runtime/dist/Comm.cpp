@@ -45,6 +45,12 @@ template <class F> static void sleepUntil(F done, CoreTurns &t) {
   }
 }
 
+template <class F> void Comm::waitWithoutCore(F done) {
+  active->release(CoreTurns::now());
+  sleepUntil(done, *active);
+  active->acquire();
+}
+
 Comm::Comm(int *argc, char ***argv) {
   check(MPI_Init(argc, argv), "MPI_Init");
   // Errors come back as codes, so a rank can say what failed before the
@@ -144,11 +150,8 @@ void Comm::probe(int peer, int tag, double napUntil) {
 
 void Comm::probe(int peer, int tag) {
   if (active) {
-    if (arrived(peer, tag))
-      return; // no wait: the core is kept
-    active->release(CoreTurns::now());
-    sleepUntil([&] { return arrived(peer, tag); }, *active);
-    active->acquire();
+    if (!arrived(peer, tag)) // no wait: the core is kept
+      waitWithoutCore([&] { return arrived(peer, tag); });
     return;
   }
   check(MPI_Probe(peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Probe");
@@ -181,14 +184,11 @@ void Comm::waitSends() {
     // embedding lost 2 ms a step). The timeline's sends never wait. A
     // receiver on this core needs it, hence the bound.
     int64_t until = CoreTurns::now() + 200'000;
-    while (CoreTurns::now() < until)
-      if (testSends())
-        break;
-  }
-  if (active && !testSends()) {
-    active->release(CoreTurns::now());
-    sleepUntil([&] { return testSends(); }, *active);
-    active->acquire();
+    bool done = false;
+    while (!done && CoreTurns::now() < until)
+      done = testSends();
+    if (!done)
+      waitWithoutCore([&] { return testSends(); });
   }
   for (Pending &p : pending) {
     check(MPI_Waitall(int(p.requests.size()), p.requests.data(),
@@ -255,10 +255,12 @@ NodeAllReduce *Comm::nodeSum(MPI_Comm c, int elemBytes, int64_t bytes) {
   return it->second;
 }
 
-void Comm::allReduceSum(float *data, int64_t n, MPI_Comm comm,
-                        const Arrived &arrived) {
+template <class T>
+void Comm::sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
+               const Arrived &arrived) {
   if (active)
-    if (NodeAllReduce *s = nodeSum(comm, 4, n * 4)) {
+    if (NodeAllReduce *s =
+            nodeSum(comm, int(sizeof(T)), n * int64_t(sizeof(T)))) {
       s->sum(data, n, *active, collectiveId(comm), arrived);
       return;
     }
@@ -269,31 +271,22 @@ void Comm::allReduceSum(float *data, int64_t n, MPI_Comm comm,
     if (arrived)
       arrived(0);
   }
-  for (int64_t off = 0; off < n; off += kPiece / 4)
-    check(MPI_Allreduce(MPI_IN_PLACE, data + off,
-                        int(std::min(kPiece / 4, n - off)), MPI_FLOAT, MPI_SUM,
-                        comm),
+  const int64_t piece = kPiece / int64_t(sizeof(T));
+  for (int64_t off = 0; off < n; off += piece)
+    check(MPI_Allreduce(MPI_IN_PLACE, data + off, int(std::min(piece, n - off)),
+                        type, MPI_SUM, comm),
           "MPI_Allreduce");
   if (active)
     active->acquire();
 }
 
+void Comm::allReduceSum(float *data, int64_t n, MPI_Comm comm,
+                        const Arrived &arrived) {
+  sum(data, n, MPI_FLOAT, comm, arrived);
+}
+
 void Comm::allReduceSum(double *data, int n, const Arrived &arrived) {
-  if (active)
-    if (NodeAllReduce *s = nodeSum(MPI_COMM_WORLD, 8, int64_t(n) * 8)) {
-      s->sum(data, n, *active, collectiveId(MPI_COMM_WORLD), arrived);
-      return;
-    }
-  if (active || arrived) {
-    arrive(MPI_COMM_WORLD);
-    if (arrived)
-      arrived(0);
-  }
-  check(MPI_Allreduce(MPI_IN_PLACE, data, n, MPI_DOUBLE, MPI_SUM,
-                      MPI_COMM_WORLD),
-        "MPI_Allreduce");
-  if (active)
-    active->acquire();
+  sum(data, int64_t(n), MPI_DOUBLE, MPI_COMM_WORLD, arrived);
 }
 
 void Comm::allReduceMax(int64_t *data, int n) {

@@ -114,6 +114,12 @@ private:
   /// the others are not there yet.
   void arrive(MPI_Comm c);
   bool testSends();
+  /// Gives the core up, waits until `done()` asleep, takes the core back.
+  template <class F> void waitWithoutCore(F done);
+  /// Sums `n` elements of `type` over `comm` (the two allReduceSum).
+  template <class T>
+  void sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
+           const Arrived &arrived);
   /// The shared-memory sum for `c` and elements of `elemBytes` (made at
   /// the first call, collectively; null where MPI's is used).
   NodeAllReduce *nodeSum(MPI_Comm c, int elemBytes, int64_t bytes);
