@@ -174,7 +174,7 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
     else if (grp.kind() == plan::CommGroup::TIED)
       tiedGroups.push_back(&grp);
     else if (grp.kind() == plan::CommGroup::TP) {
-      MPI_Comm tp = comm.group(ranks, g);
+      Group tp = comm.group(ranks, g);
       ex->context().tpAllReduce = [this, tp](float *data, int64_t n) {
         comm.allReduceSum(data, n, tp);
       };

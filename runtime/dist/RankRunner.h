@@ -141,7 +141,7 @@ private:
   /// buffer every step pays its page faults again (on this VM ~0.4 ms for
   /// the tiny GPT's 0.9 MB of gradients).
   std::vector<std::vector<float>> dpBufs;
-  std::vector<std::pair<const plan::CommGroup *, MPI_Comm>> dpGroups;
+  std::vector<std::pair<const plan::CommGroup *, Group>> dpGroups;
   std::vector<const plan::CommGroup *> tiedGroups;
   std::set<int32_t> freeLate;                     // released after sending
   std::vector<int32_t> toRelease;

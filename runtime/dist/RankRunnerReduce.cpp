@@ -150,7 +150,8 @@ StepResult RankRunner::update(const plan::Action &a) {
   double emuStart = steadySeconds();
   Reduced red = tracedAllReduce(
       "norm", trace || actionClock.on(a), [&](const Comm::Arrived &arrived) {
-        comm.allReduceSum(sums.data(), int(sums.size()), arrived);
+        comm.allReduceSum(sums.data(), int64_t(sums.size()), Group::world(),
+                          arrived);
       });
   if (red.waitFirst)
     emuStart = red.waitEnd;

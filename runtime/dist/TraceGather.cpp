@@ -6,19 +6,18 @@
 namespace frenzy::rt {
 
 static constexpr int kPings = 16;
+// Tags above every tensor id of a plan: no message of the plan matches.
+static constexpr int kPingTag = 1 << 29, kPongTag = kPingTag + 1;
 
 double alignTraceClock(Comm &comm, Trace &t) {
-  // A private communicator: no message of the plan can match these.
-  MPI_Comm c;
-  MPI_Comm_dup(MPI_COMM_WORLD, &c);
   double bestRtt = 0;
   if (comm.rank() == 0) {
     for (int r = 1; r < comm.size(); ++r)
       for (int k = 0; k < kPings; ++k) {
         char ping;
-        MPI_Recv(&ping, 1, MPI_CHAR, r, 0, c, MPI_STATUS_IGNORE);
+        comm.recv(&ping, 1, r, kPingTag);
         double mine = t.now();
-        MPI_Send(&mine, 1, MPI_DOUBLE, r, 1, c);
+        comm.isend(&mine, sizeof mine, r, kPongTag)->wait();
       }
     t.setOffset(0);
   } else {
@@ -27,8 +26,8 @@ double alignTraceClock(Comm &comm, Trace &t) {
     for (int k = 0; k < kPings; ++k) {
       char ping = 0;
       double sent = t.now(), theirs = 0;
-      MPI_Send(&ping, 1, MPI_CHAR, 0, 0, c);
-      MPI_Recv(&theirs, 1, MPI_DOUBLE, 0, 1, c, MPI_STATUS_IGNORE);
+      comm.isend(&ping, 1, 0, kPingTag)->wait();
+      comm.recv(&theirs, sizeof theirs, 0, kPongTag);
       double back = t.now();
       if (back - sent < bestRtt) {
         bestRtt = back - sent;
@@ -37,27 +36,11 @@ double alignTraceClock(Comm &comm, Trace &t) {
     }
     t.setOffset(offset);
   }
-  MPI_Comm_free(&c);
   return bestRtt;
 }
 
 std::vector<std::string> gatherTrace(Comm &comm, const std::string &mine) {
-  // Raw MPI: a rank holding its core would keep a core-mate from arriving.
-  comm.giveUpCore();
-  int n = int(mine.size());
-  std::vector<int> sizes(comm.rank() == 0 ? comm.size() : 0);
-  MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  std::vector<int> offsets(sizes.size(), 0);
-  for (size_t r = 1; r < sizes.size(); ++r)
-    offsets[r] = offsets[r - 1] + sizes[r - 1];
-  std::vector<char> all(sizes.empty() ? 0 : offsets.back() + sizes.back());
-  MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(),
-              offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
-  std::vector<std::string> out;
-  for (size_t r = 0; r < sizes.size(); ++r)
-    out.emplace_back(all.data() + offsets[r], size_t(sizes[r]));
-  comm.takeBackCore();
-  return out;
+  return comm.gatherBytes(mine);
 }
 
 } // namespace frenzy::rt

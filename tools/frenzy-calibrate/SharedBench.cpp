@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "SharedBench.h"
 
-#include "Comm.h"
+#include "MpiComm.h"
 
 #include <mpi.h>
 
@@ -36,7 +36,7 @@ static int rounds(int n) { // as DeviceProfile.cpp's allReduceRounds
 }
 
 int measureSharedRun(const std::string &path, bool quick) {
-  rt::Comm comm(nullptr, nullptr);
+  rt::MpiComm comm(nullptr, nullptr);
   int me = comm.rank(), n = comm.size();
   std::vector<char> sweep(8 << 20, 1);
   auto time = [&](size_t floats) {

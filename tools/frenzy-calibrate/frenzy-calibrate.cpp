@@ -9,7 +9,7 @@
 // file's GPU type names with `profile: FILE`. Links no MLIR.
 //
 //===----------------------------------------------------------------------===//
-#include "Comm.h"
+#include "MpiComm.h"
 #include "KernelBench.h"
 #include "SharedBench.h"
 #include "ContentionBench.h"
@@ -79,7 +79,7 @@ template <typename F> double median(int n, F f) {
 /// (MPI_Allreduce of floats). Rank 0 writes "latency bandwidth
 /// reduce_latency reduce_bandwidth send_bandwidth" (SI units) to `path`.
 int measureLinks(const std::string &path, bool quick) {
-  rt::Comm comm(nullptr, nullptr);
+  rt::MpiComm comm(nullptr, nullptr);
   int me = comm.rank(), n = comm.size();
   if (n != 2) {
     std::fprintf(stderr, "frenzy-calibrate: the link measurement needs 2 "

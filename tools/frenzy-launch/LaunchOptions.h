@@ -39,7 +39,7 @@ struct Options {
   std::string emulateSpeed, sideReport;
   // CPU ranks of one node beyond its cores: --cores=N (default: the
   // machine's online CPUs) and whether they take turns on them
-  // (--core-turns=auto|off; runtime/dist/CoreTurns.h).
+  // (--core-turns=auto|off; runtime/comm/CoreTurns.h).
   int64_t cores = 0;
   bool coreTurns = true;
   std::vector<std::string> argv; // as given, for relaunching under mpirun

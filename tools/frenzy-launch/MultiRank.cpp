@@ -14,6 +14,7 @@
 #include "LaunchOptions.h"
 #include "plan/DeviceWorkspace.h"
 #include "plan/PlanPrograms.h"
+#include "MpiComm.h"
 #include "RankRunner.h"
 #include "SideTasks.h"
 #include "TraceGather.h"
@@ -274,7 +275,7 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
   } catch (const RuntimeError &e) {
     throw RuntimeError(o.plan + ": " + e.what());
   }
-  if (!Comm::launchedByMpi()) {
+  if (!launchedByMpi()) {
     // What every rank would refuse, refused once before starting them.
     if (!o.inputs.empty() || !o.dump.empty() || o.profile)
       throw RuntimeError("--input, --dump and --profile work on one-rank "
@@ -295,7 +296,7 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
       selectBackend(o, p, 0);
     return relaunch(o, p);
   }
-  Comm comm(&argc, &argv);
+  MpiComm comm(&argc, &argv);
   try {
     return runRank(o, p, comm);
   } catch (const std::exception &e) {

@@ -133,7 +133,7 @@ void SideRun::afterStep(int64_t step, Comm &comm) {
     const StepTimes &t = runner.stepTimes();
     double perMb = t.computeCpu / double(std::max<int64_t>(mbs, 1));
     cpu[size_t(rank)] = perMb;
-    comm.allReduceSum(cpu.data(), int(cpu.size()));
+    comm.allReduceSum(cpu.data(), int64_t(cpu.size()));
     std::vector<double> pred = predictedPerMicroBatch(p);
     scale = emu.scale > 0 ? emu.scale : timelineScale(pred, cpu, emu.base);
     for (size_t r = 0; r < factors.size(); ++r)

@@ -1,5 +1,5 @@
-//===- Comm.cpp - the MPI the runtime uses --------------------------------===//
-#include "Comm.h"
+//===- MpiComm.cpp - the Comm over MPI ------------------------------------===//
+#include "MpiComm.h"
 
 #include "Tensor.h"
 
@@ -45,33 +45,34 @@ template <class F> static void sleepUntil(F done, CoreTurns &t) {
   }
 }
 
-template <class F> void Comm::waitWithoutCore(F done) {
+template <class F> void MpiComm::waitWithoutCore(F done) {
   active->release(CoreTurns::now());
   sleepUntil(done, *active);
   active->acquire();
 }
 
-Comm::Comm(int *argc, char ***argv) {
+MpiComm::MpiComm(int *argc, char ***argv) {
   check(MPI_Init(argc, argv), "MPI_Init");
   // Errors come back as codes, so a rank can say what failed before the
   // job is ended.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  groups.push_back(MPI_COMM_WORLD);
 }
 
-Comm::~Comm() {
+MpiComm::~MpiComm() {
   active = nullptr;
   nodeSums.clear();
   nodeSumsMade.clear();
   turns.reset();
   for (MPI_Comm &c : groups)
-    if (c != MPI_COMM_NULL)
+    if (c != MPI_COMM_NULL && c != MPI_COMM_WORLD)
       MPI_Comm_free(&c);
   MPI_Finalize();
 }
 
-bool Comm::launchedByMpi() {
+bool launchedByMpi() {
   for (const char *v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK",
                         "PMI_RANK", "SLURM_PROCID"})
     if (std::getenv(v))
@@ -79,7 +80,7 @@ bool Comm::launchedByMpi() {
   return false;
 }
 
-void Comm::send(const void *data, int64_t bytes, int peer, int tag) {
+void MpiComm::send(const void *data, int64_t bytes, int peer, int tag) {
   Pending &p = pending.emplace_back();
   // The smallest spare buffer that holds it, else the largest (it grows).
   size_t fit = spare.size(), largest = spare.size();
@@ -112,7 +113,7 @@ void Comm::send(const void *data, int64_t bytes, int peer, int tag) {
     active->ring(); // a receiver asleep on this node looks now
 }
 
-void Comm::recv(void *data, int64_t bytes, int peer, int tag) {
+void MpiComm::recv(void *data, int64_t bytes, int peer, int tag) {
   if (active)
     probe(peer, tag); // the wait without the core
   char *d = static_cast<char *>(data);
@@ -136,7 +137,72 @@ void Comm::recv(void *data, int64_t bytes, int peer, int tag) {
     active->ring(); // the sender asleep in waitSends looks now
 }
 
-void Comm::probe(int peer, int tag, double napUntil) {
+namespace {
+/// The requests of one message (several pieces past 1 GiB).
+class MpiWork final : public Work {
+public:
+  explicit MpiWork(int peer) : peer(peer) {}
+  std::vector<MPI_Request> requests;
+  bool test() override {
+    int done = 0;
+    check(MPI_Testall(int(requests.size()), requests.data(), &done,
+                      MPI_STATUSES_IGNORE),
+          ("MPI_Testall (peer rank " + std::to_string(peer) + ")").c_str());
+    return done != 0;
+  }
+  void wait() override {
+    check(MPI_Waitall(int(requests.size()), requests.data(),
+                      MPI_STATUSES_IGNORE),
+          ("MPI_Waitall (peer rank " + std::to_string(peer) + ")").c_str());
+  }
+  ~MpiWork() override {
+    // An abandoned handle must not leave MPI writing into freed memory.
+    for (MPI_Request &r : requests)
+      if (r != MPI_REQUEST_NULL)
+        MPI_Cancel(&r), MPI_Request_free(&r);
+  }
+
+private:
+  int peer;
+};
+
+/// Posts `post(offset, count)` for each piece of a message.
+template <class F>
+std::unique_ptr<Work> pieces(int peer, int64_t bytes, F post) {
+  auto w = std::make_unique<MpiWork>(peer);
+  for (int64_t off = 0; off < bytes || off == 0; off += kPiece) {
+    MPI_Request r;
+    post(off, int(std::min(kPiece, bytes - off)), &r);
+    w->requests.push_back(r);
+    if (bytes == 0)
+      break;
+  }
+  return w;
+}
+} // namespace
+
+std::unique_ptr<Work> MpiComm::isend(const void *data, int64_t bytes, int peer,
+                                     int tag) {
+  const char *d = static_cast<const char *>(data);
+  auto w = pieces(peer, bytes, [&](int64_t off, int n, MPI_Request *r) {
+    check(MPI_Isend(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, r),
+          "MPI_Isend");
+  });
+  if (active)
+    active->ring();
+  return w;
+}
+
+std::unique_ptr<Work> MpiComm::irecv(void *data, int64_t bytes, int peer,
+                                     int tag) {
+  char *d = static_cast<char *>(data);
+  return pieces(peer, bytes, [&](int64_t off, int n, MPI_Request *r) {
+    check(MPI_Irecv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, r),
+          "MPI_Irecv");
+  });
+}
+
+void MpiComm::probe(int peer, int tag, double napUntil) {
   using Clock = std::chrono::steady_clock;
   auto until = Clock::time_point(std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(napUntil)));
@@ -148,7 +214,7 @@ void Comm::probe(int peer, int tag, double napUntil) {
   probe(peer, tag);
 }
 
-void Comm::probe(int peer, int tag) {
+void MpiComm::probe(int peer, int tag) {
   if (active) {
     if (!arrived(peer, tag)) // no wait: the core is kept
       waitWithoutCore([&] { return arrived(peer, tag); });
@@ -157,14 +223,14 @@ void Comm::probe(int peer, int tag) {
   check(MPI_Probe(peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Probe");
 }
 
-bool Comm::arrived(int peer, int tag) {
+bool MpiComm::arrived(int peer, int tag) {
   int flag = 0;
   MPI_Status st;
   check(MPI_Iprobe(peer, tag, MPI_COMM_WORLD, &flag, &st), "MPI_Iprobe");
   return flag != 0;
 }
 
-bool Comm::testSends() {
+bool MpiComm::testSends() {
   for (Pending &p : pending) {
     int done = 0;
     check(MPI_Testall(int(p.requests.size()), p.requests.data(), &done,
@@ -176,7 +242,7 @@ bool Comm::testSends() {
   return true;
 }
 
-void Comm::waitSends() {
+void MpiComm::waitSends() {
   if (active && !testSends()) {
     // A receiver on another core takes its message within microseconds:
     // keep the core that long (giving it up let a core-mate run its whole
@@ -200,7 +266,14 @@ void Comm::waitSends() {
   pending.clear();
 }
 
-MPI_Comm Comm::group(const std::vector<int32_t> &ranks, int tag) {
+MPI_Comm MpiComm::mpi(Group g) const {
+  if (g.id < 0 || size_t(g.id) >= groups.size() || groups[g.id] == MPI_COMM_NULL)
+    throw RuntimeError("rank " + std::to_string(me) + ": no communicator " +
+                       std::to_string(g.id) + " (not a member of that group)");
+  return groups[size_t(g.id)];
+}
+
+Group MpiComm::group(const std::vector<int32_t> &ranks, int tag) {
   MPI_Group world, sub;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   std::vector<int> r(ranks.begin(), ranks.end());
@@ -212,16 +285,16 @@ MPI_Comm Comm::group(const std::vector<int32_t> &ranks, int tag) {
   MPI_Group_free(&world);
   groups.push_back(c);
   groupTags[c] = tag;
-  return c;
+  return Group{int(groups.size() - 1)};
 }
 
-uint64_t Comm::collectiveId(MPI_Comm c) {
+uint64_t MpiComm::collectiveId(MPI_Comm c) {
   auto it = groupTags.find(c);
   uint64_t tag = it == groupTags.end() ? 0 : uint64_t(it->second) + 1;
   return (tag << 40) | ++collCalls[c];
 }
 
-void Comm::arrive(MPI_Comm c) {
+void MpiComm::arrive(MPI_Comm c) {
   if (!active) {
     check(MPI_Barrier(c), "MPI_Barrier");
     return;
@@ -241,7 +314,7 @@ void Comm::arrive(MPI_Comm c) {
   sleepUntil(test, *active);
 }
 
-NodeAllReduce *Comm::nodeSum(MPI_Comm c, int elemBytes, int64_t bytes) {
+NodeAllReduce *MpiComm::nodeSum(MPI_Comm c, int elemBytes, int64_t bytes) {
   auto key = std::make_pair(c, elemBytes);
   auto it = nodeSums.find(key);
   if (it == nodeSums.end()) {
@@ -256,7 +329,7 @@ NodeAllReduce *Comm::nodeSum(MPI_Comm c, int elemBytes, int64_t bytes) {
 }
 
 template <class T>
-void Comm::sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
+void MpiComm::sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
                const Arrived &arrived) {
   if (active)
     if (NodeAllReduce *s =
@@ -280,26 +353,40 @@ void Comm::sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
     active->acquire();
 }
 
-void Comm::allReduceSum(float *data, int64_t n, MPI_Comm comm,
-                        const Arrived &arrived) {
-  sum(data, n, MPI_FLOAT, comm, arrived);
+void MpiComm::allReduceSum(float *data, int64_t n, Group g,
+                           const Arrived &arrived) {
+  sum(data, n, MPI_FLOAT, mpi(g), arrived);
 }
 
-void Comm::allReduceSum(double *data, int n, const Arrived &arrived) {
-  sum(data, int64_t(n), MPI_DOUBLE, MPI_COMM_WORLD, arrived);
+void MpiComm::allReduceSum(double *data, int64_t n, Group g,
+                           const Arrived &arrived) {
+  sum(data, n, MPI_DOUBLE, mpi(g), arrived);
 }
 
-void Comm::allReduceMax(int64_t *data, int n) {
+void MpiComm::allReduceMax(int64_t *data, int64_t n, Group g) {
+  MPI_Comm c = mpi(g);
   if (active)
-    arrive(MPI_COMM_WORLD);
-  check(MPI_Allreduce(MPI_IN_PLACE, data, n, MPI_INT64_T, MPI_MAX,
-                      MPI_COMM_WORLD),
+    arrive(c);
+  check(MPI_Allreduce(MPI_IN_PLACE, data, int(n), MPI_INT64_T, MPI_MAX, c),
         "MPI_Allreduce");
   if (active)
     active->acquire();
 }
 
-std::vector<int64_t> Comm::gather(int64_t value) {
+void MpiComm::broadcast(void *data, int64_t bytes, int root, Group g) {
+  MPI_Comm c = mpi(g);
+  if (active)
+    arrive(c);
+  char *d = static_cast<char *>(data);
+  for (int64_t off = 0; off < bytes; off += kPiece)
+    check(MPI_Bcast(d + off, int(std::min(kPiece, bytes - off)), MPI_BYTE,
+                    root, c),
+          "MPI_Bcast");
+  if (active)
+    active->acquire();
+}
+
+std::vector<int64_t> MpiComm::gather(int64_t value) {
   if (active)
     arrive(MPI_COMM_WORLD);
   std::vector<int64_t> all(me == 0 ? worldSize : 0);
@@ -311,37 +398,58 @@ std::vector<int64_t> Comm::gather(int64_t value) {
   return all;
 }
 
-void Comm::barrier() { barrier(MPI_COMM_WORLD); }
+std::vector<std::string> MpiComm::gatherBytes(const std::string &mine) {
+  // Without the core: a rank holding it would keep a core-mate from
+  // arriving.
+  giveUpCore();
+  int n = int(mine.size());
+  std::vector<int> sizes(me == 0 ? worldSize : 0);
+  check(MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0,
+                   MPI_COMM_WORLD),
+        "MPI_Gather");
+  std::vector<int> offsets(sizes.size(), 0);
+  for (size_t r = 1; r < sizes.size(); ++r)
+    offsets[r] = offsets[r - 1] + sizes[r - 1];
+  std::vector<char> all(sizes.empty() ? 0 : offsets.back() + sizes.back());
+  check(MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(),
+                    offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
+        "MPI_Gatherv");
+  std::vector<std::string> out;
+  for (size_t r = 0; r < sizes.size(); ++r)
+    out.emplace_back(all.data() + offsets[r], size_t(sizes[r]));
+  takeBackCore();
+  return out;
+}
 
-void Comm::barrier(MPI_Comm c) {
-  arrive(c);
+void MpiComm::barrier(Group g) {
+  arrive(mpi(g));
   if (active)
     active->acquire();
 }
 
-bool Comm::startCoreTurns(bool wanted, int cores) {
+bool MpiComm::startCoreTurns(bool wanted, int cores) {
   turns = CoreTurns::create(wanted, cores);
   active = turns.get();
   return active != nullptr;
 }
 
-void Comm::stopCoreTurns() {
+void MpiComm::stopCoreTurns() {
   if (active)
     active->stop();
   active = nullptr;
 }
 
-void Comm::giveUpCore() {
+void MpiComm::giveUpCore() {
   if (active)
     active->release(CoreTurns::now());
 }
 
-void Comm::takeBackCore() {
+void MpiComm::takeBackCore() {
   if (active)
     active->acquire();
 }
 
-void Comm::abort(int code) {
+void MpiComm::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::_Exit(code);
 }
