@@ -46,6 +46,10 @@ cl::opt<bool>
                       cl::init(false), cl::cat(frenzyCategory));
 
 static cl::OptionCategory trainCategory("Frenzy training plan options");
+
+std::vector<const cl::OptionCategory *> optionCategories() {
+  return {&frenzyCategory, &trainCategory};
+}
 cl::opt<std::string> clusterFile(
     "cluster",
     cl::desc("Cluster description (YAML): build the training step and write "

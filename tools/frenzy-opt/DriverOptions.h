@@ -16,6 +16,7 @@
 #include "llvm/Support/CommandLine.h"
 
 #include <optional>
+#include <vector>
 
 namespace frenzy::driver {
 
@@ -43,6 +44,9 @@ struct Mode {
 
 /// The mode the flags ask for; one error line and nullopt when they
 /// contradict each other or name unknown values.
+/// frenzy-opt's own option categories (what --help shows).
+std::vector<const llvm::cl::OptionCategory *> optionCategories();
+
 std::optional<Mode> modeFor(llvm::StringRef input, llvm::StringRef output);
 
 /// --batch, --seq, --dim, --frozen and --trainable as import options; one

@@ -22,7 +22,12 @@
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
 
+#include "frenzy/Support/ToolHelp.h"
+
+#include "mlir/Debug/Counter.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -32,6 +37,7 @@
 
 using namespace mlir;
 using namespace frenzy::driver;
+namespace cl = llvm::cl;
 
 namespace frenzy::test {
 void registerTestPasses();
@@ -240,6 +246,33 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   return 0;
 }
 
+/// mlir-opt's registration and parse (registerAndParseCLIOptions), with
+/// every option that is not frenzy-opt's hidden from --help (ToolHelp.h):
+/// MLIR's driver, printer and pass-manager flags and the pass list stay
+/// available and are listed by --help-hidden.
+static std::pair<std::string, std::string>
+parseCommandLine(int argc, char **argv, DialectRegistry &registry) {
+  static cl::opt<std::string> input(cl::Positional, cl::desc("<input file>"),
+                                    cl::init("-"));
+  static cl::opt<std::string> output("o", cl::desc("Output filename"),
+                                     cl::value_desc("filename"),
+                                     cl::init("-"));
+  MlirOptMainConfig::registerCLOptions(registry);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  tracing::DebugCounter::registerCLOptions();
+  frenzy::hideForeignOptions(frenzy::driver::optionCategories(), {"o"});
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "Frenzy compiler: ONNX model -> training plan (frenzy-opt MODEL.onnx "
+      "--cluster=C.yaml -o plan.bin), or an mlir-opt-style driver of the "
+      "frenzy passes on .mlir input; --help-hidden lists the passes and "
+      "MLIR's own options\n");
+  return {input.getValue(), output.getValue()};
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   DialectRegistry registry;
@@ -247,8 +280,7 @@ int main(int argc, char **argv) {
   frenzy::registerAllPasses();
   frenzy::test::registerTestPasses();
 
-  auto [input, output] = registerAndParseCLIOptions(
-      argc, argv, "Frenzy compiler: ONNX model -> training plan\n", registry);
+  auto [input, output] = parseCommandLine(argc, argv, registry);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
 
   if (frenzy::isOnnxPath(input))

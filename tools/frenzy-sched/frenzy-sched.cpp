@@ -14,6 +14,8 @@
 #include "frenzy/Scheduler/Options.h"
 #include "frenzy/Scheduler/Traces.h"
 
+#include "frenzy/Support/ToolHelp.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -23,77 +25,79 @@ using namespace frenzy;
 using namespace frenzy::sched;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> clusterFile("cluster", cl::desc("cluster YAML"),
+static cl::OptionCategory schedCategory("frenzy-sched options");
+
+static cl::opt<std::string> clusterFile("cluster", cl::cat(schedCategory), cl::desc("cluster YAML"),
                                         cl::value_desc("C.yaml"));
-static cl::opt<std::string> jobsFile("jobs", cl::desc("job queue YAML"),
+static cl::opt<std::string> jobsFile("jobs", cl::cat(schedCategory), cl::desc("job queue YAML"),
                                      cl::value_desc("Q.yaml"));
 static cl::opt<std::string> phillyFile("philly",
-                                       cl::desc("Philly-derived trace CSV"),
+                                       cl::cat(schedCategory), cl::desc("Philly-derived trace CSV"),
                                        cl::value_desc("philly.csv"));
 static cl::opt<std::string>
     phillyStart("philly-start",
-                cl::desc("first submission taken, \"YYYY-MM-DD HH:MM:SS\""),
+                cl::cat(schedCategory), cl::desc("first submission taken, \"YYYY-MM-DD HH:MM:SS\""),
                 cl::init(""));
 static cl::opt<unsigned> traceJobs("trace-jobs",
-                                   cl::desc("jobs taken from --philly"),
+                                   cl::cat(schedCategory), cl::desc("jobs taken from --philly"),
                                    cl::init(500));
 static cl::opt<double> arrivalScale("arrival-scale",
-                                    cl::desc("trace arrival gaps x this"),
+                                    cl::cat(schedCategory), cl::desc("trace arrival gaps x this"),
                                     cl::init(1.0));
 static cl::opt<double> maxJobHours("max-job-hours",
-                                   cl::desc("trace jobs cut to this length"),
+                                   cl::cat(schedCategory), cl::desc("trace jobs cut to this length"),
                                    cl::init(24));
 static cl::opt<unsigned> syntheticJobs("synthetic",
-                                       cl::desc("N seeded synthetic jobs"),
+                                       cl::cat(schedCategory), cl::desc("N seeded synthetic jobs"),
                                        cl::init(0));
-static cl::opt<uint64_t> seed("seed", cl::desc("synthetic seed"), cl::init(1));
+static cl::opt<uint64_t> seed("seed", cl::cat(schedCategory), cl::desc("synthetic seed"), cl::init(1));
 static cl::opt<double> jobsPerHour("jobs-per-hour",
-                                   cl::desc("synthetic arrival rate"),
+                                   cl::cat(schedCategory), cl::desc("synthetic arrival rate"),
                                    cl::init(30));
 static cl::opt<std::string>
-    policyName("policy", cl::desc("fifo, gavel, sia, frenzy or all"),
+    policyName("policy", cl::cat(schedCategory), cl::desc("fifo, gavel, sia, frenzy or all"),
                cl::init("frenzy"));
 static cl::opt<bool> reallocate("realloc",
-                             cl::desc("frenzy: grow running jobs onto idle "
+                             cl::cat(schedCategory), cl::desc("frenzy: grow running jobs onto idle "
                                       "GPUs (checkpoint-restart cost)"),
                              cl::init(false));
 static cl::opt<double> restartCost("restart-cost",
-                                   cl::desc("seconds per checkpoint-restart"),
+                                   cl::cat(schedCategory), cl::desc("seconds per checkpoint-restart"),
                                    cl::init(30));
 static cl::opt<double>
     startCost("start-cost",
-              cl::desc("seconds of start-up before a new job makes progress "
+              cl::cat(schedCategory), cl::desc("seconds of start-up before a new job makes progress "
                        "(launcher, ranks, runtime); default 0"),
               cl::init(0));
 static cl::opt<std::string>
-    emit("emit", cl::desc("jobs (per-job table and metrics), metrics, "
+    emit("emit", cl::cat(schedCategory), cl::desc("jobs (per-job table and metrics), metrics, "
                           "options (option tables) or queue (the job queue "
                           "as YAML)"),
          cl::init("jobs"));
 static cl::opt<std::string>
-    outDir("out-dir", cl::desc("write NAME.sbatch per placed job here"),
+    outDir("out-dir", cl::cat(schedCategory), cl::desc("write NAME.sbatch per placed job here"),
            cl::init(""));
 static cl::opt<std::string>
     frenzyOpt("frenzy-opt",
-              cl::desc("with --out-dir: make NAME.plan.bin of ONNX jobs with "
+              cl::cat(schedCategory), cl::desc("with --out-dir: make NAME.plan.bin of ONNX jobs with "
                        "this frenzy-opt"),
               cl::init(""));
 
 static cl::opt<bool>
-    live("live", cl::desc("run the queue for real: each placed job as a "
+    live("live", cl::cat(schedCategory), cl::desc("run the queue for real: each placed job as a "
                           "frenzy-launch process (CPU-rank clusters); needs "
                           "--out-dir, --frenzy-opt and --frenzy-launch"),
          cl::init(false));
 static cl::opt<std::string> frenzyLaunch("frenzy-launch",
-                                         cl::desc("with --live: the runtime"),
+                                         cl::cat(schedCategory), cl::desc("with --live: the runtime"),
                                          cl::init(""));
 static cl::opt<std::string>
     liveData("live-data",
-             cl::desc("with --live: token file for frenzy-launch --data "
+             cl::cat(schedCategory), cl::desc("with --live: token file for frenzy-launch --data "
                       "(multi-rank plans need one)"),
              cl::init(""));
 static cl::opt<double> liveLimit("live-limit",
-                                 cl::desc("with --live: seconds for the whole "
+                                 cl::cat(schedCategory), cl::desc("with --live: seconds for the whole "
                                           "queue before its jobs are killed"),
                                  cl::init(600));
 
@@ -128,6 +132,7 @@ static llvm::Expected<std::vector<JobSpec>> readQueue() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  hideForeignOptions({&schedCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "frenzy-sched: places a queue of training jobs on a shared cluster of "
