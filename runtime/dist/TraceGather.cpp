@@ -2,6 +2,9 @@
 #include "TraceGather.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <unistd.h>
 
 namespace frenzy::rt {
 
@@ -11,6 +14,19 @@ double alignTraceClock(Comm &comm, Trace &t) {
   // A private communicator: no message of the plan can match these.
   MPI_Comm c;
   MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  // Rank 0's host and its trace origin on the machine's monotonic clock
+  // (steady_clock is CLOCK_MONOTONIC, shared by the host's processes).
+  struct {
+    char host[256];
+    double originUs;
+  } root{}, here{};
+  ::gethostname(here.host, sizeof here.host - 1);
+  here.originUs = std::chrono::duration<double, std::micro>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count() -
+                  t.now();
+  root = here;
+  MPI_Bcast(&root, sizeof root, MPI_BYTE, 0, c);
   double bestRtt = 0;
   if (comm.rank() == 0) {
     for (int r = 1; r < comm.size(); ++r)
@@ -35,6 +51,8 @@ double alignTraceClock(Comm &comm, Trace &t) {
         offset = theirs - 0.5 * (sent + back);
       }
     }
+    if (std::strcmp(root.host, here.host) == 0)
+      offset = here.originUs - root.originUs;
     t.setOffset(offset);
   }
   MPI_Comm_free(&c);
