@@ -55,7 +55,8 @@ endif()
 # every .cu its CMakeLists names must be there (a tree checked out while
 # they are being written still configures, CPU-only, saying why).
 set(FRENZY_CUDA_BACKEND OFF)
-set(_frenzy_kernels ${PROJECT_SOURCE_DIR}/runtime/cuda/kernels)
+# This file lives in cmake/ of the source tree, whichever project includes it.
+set(_frenzy_kernels ${CMAKE_CURRENT_LIST_DIR}/../runtime/cuda/kernels)
 if(FRENZY_HAVE_CUDA AND EXISTS ${_frenzy_kernels}/CMakeLists.txt)
   file(READ ${_frenzy_kernels}/CMakeLists.txt _frenzy_text)
   string(REGEX MATCHALL "[A-Za-z0-9_]+\\.cu[ \n)]" _frenzy_cus "${_frenzy_text}")

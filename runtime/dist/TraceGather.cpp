@@ -2,6 +2,9 @@
 #include "TraceGather.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <unistd.h>
 
 namespace frenzy::rt {
 
@@ -10,6 +13,19 @@ static constexpr int kPings = 16;
 static constexpr int kPingTag = 1 << 29, kPongTag = kPingTag + 1;
 
 double alignTraceClock(Comm &comm, Trace &t) {
+  // Rank 0's host and its trace origin on the machine's monotonic clock
+  // (steady_clock is CLOCK_MONOTONIC, shared by the host's processes).
+  struct {
+    char host[256];
+    double originUs;
+  } root{}, here{};
+  ::gethostname(here.host, sizeof here.host - 1);
+  here.originUs = std::chrono::duration<double, std::micro>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count() -
+                  t.now();
+  root = here;
+  comm.broadcast(&root, sizeof root, 0, Group::world());
   double bestRtt = 0;
   if (comm.rank() == 0) {
     for (int r = 1; r < comm.size(); ++r)
@@ -34,6 +50,8 @@ double alignTraceClock(Comm &comm, Trace &t) {
         offset = theirs - 0.5 * (sent + back);
       }
     }
+    if (std::strcmp(root.host, here.host) == 0)
+      offset = here.originUs - root.originUs;
     t.setOffset(offset);
   }
   return bestRtt;

@@ -2,10 +2,12 @@
 //
 // Aligns each rank's trace clock with rank 0's before the first step, and
 // gathers every rank's slices to rank 0 after the last, which writes the
-// file. Ranks of one machine share a monotonic clock, ranks of several do
-// not: the offset is estimated by ping-pong with rank 0, keeping the
-// exchange with the shortest round trip (its midpoint error is at most
-// half that round trip, microseconds on one node).
+// file. Ranks of one machine share a monotonic clock: their offset is the
+// difference of their origins on it, exact. Ranks of several do not: the
+// offset is estimated by ping-pong with rank 0, keeping the exchange with
+// the shortest round trip (its midpoint error is at most half that round
+// trip: microseconds between idle nodes, but milliseconds where ranks
+// share a loaded core, too coarse for core-turns.test's no-overlap check).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_DIST_TRACEGATHER_H

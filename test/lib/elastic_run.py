@@ -4,20 +4,23 @@
 usage: elastic_run.py [--kill-rank=R@STEP] [--cluster-at=STEP:SRC:DEST]
                       [--hup-at=STEP] [--reference=LOG] [--timeout=SEC]
                       [--expect-fail] -- FRENZY-ELASTIC-COMMAND...
-Starts the command and reads its output. The change happens at a step the
-ranks report in their status files (RUN/ranks-0/rank-R: pid, step; RUN is
-the command's --run-dir or CHECKPOINT-DIR-elastic), polled every 5 ms; the
-ranks of the first plan are frozen (SIGSTOP) while the change is made, so
-a step of a few milliseconds cannot run past the checkpoint the test
-expects. --kill-rank: once rank R has finished step STEP, SIGKILL its
-process (the others are let go again: the supervisor finds out as in a real
-run). --cluster-at: once rank 0 has finished step STEP, copy SRC over DEST
-(the cluster file the supervisor watches; written to a temporary name and
-renamed, as an editor does) and wait until the supervisor has asked the
-ranks to stop (RUN/stop; at most 3 s) before letting them go. --hup-at:
-after that, once rank 0 of the newest plan (RUN/ranks-N) has finished step
-STEP, send the supervisor SIGHUP (read the cluster file again: devices
-lost count as back), freezing the ranks the same way.
+Starts the command and reads its output. Every change happens at an exact
+step boundary, decided by the ranks' own state, never by timing: the ranks
+hold after the step the change is for (the launcher's test hold: they wait
+while HOLD/step-STEP exists, FRENZY_TEST_HOLD_DIR=HOLD, HOLD being
+RUN-hold), this script waits until every rank's status file
+(RUN/ranks-N/rank-R: pid, step; RUN is the command's --run-dir or
+CHECKPOINT-DIR-elastic) reports that step, makes the change and removes the
+file to let them go. --kill-rank: after step STEP, SIGKILL rank R's process
+(the others are let go at once: the supervisor finds out as in a real
+run). --cluster-at: after step STEP (rank 0's plan), copy SRC over DEST (the
+cluster file the supervisor watches; written to a temporary name and
+renamed, as an editor does) and let the ranks go once the supervisor has
+acted (RUN/stop written for a join, or the ranks ended for a loss).
+--hup-at: after that, after step STEP of the newest plan (RUN/ranks-N),
+send the supervisor SIGHUP (read the cluster file again: devices lost
+count as back), holding the ranks the same way until RUN/stop exists.
+--timeout only bounds a run that never gets there (a failure).
 Prints the supervisor's own lines (frenzy-elastic: ...) and its errors.
 --reference: every step from --from to the last (the last report of each
 step: resumed steps are reported again) must have the loss of that step in
@@ -83,33 +86,52 @@ def wait_for_step(p, run_dir, rank, step, deadline, notes, gen=None):
         time.sleep(0.005)
 
 
-def freeze(run_dir, gen):
-    """SIGSTOPs every rank of a generation; returns their pids and the
-    step being run."""
+def held(p, run_dir, gen, step, deadline, notes):
+    """Waits until every rank of a generation has finished `step` (they
+    hold there); returns their pids and the step they will run next, or
+    None."""
     ranks, r = [], 0
-    while (s := rank_state(run_dir, r, gen)):
-        ranks.append(s[0])
+    while rank_state(run_dir, r, gen):
+        if wait_for_step(p, run_dir, r, step, deadline, notes, gen) is None:
+            return None
+        ranks.append(rank_state(run_dir, r, gen)[0])
         r += 1
-    signal_all(ranks, signal.SIGSTOP)
-    at = max(rank_state(run_dir, q, gen)[1] for q in range(len(ranks)))
-    return ranks, at + 1
+    return ranks, step + 1
 
 
-def wait_for_stop_file(run_dir, deadline):
-    # A join writes the stop file; a loss of devices stops the job.
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def wait_for_supervisor(p, run_dir, ranks, deadline):
+    # A join writes the stop file; a loss of devices ends the ranks.
     stop = os.path.join(run_dir, "stop")
-    until = min(deadline, time.time() + 3)
-    while not os.path.exists(stop) and time.time() < until:
-        time.sleep(0.01)
+    while (not os.path.exists(stop) and all(alive(q) for q in ranks)
+           and p.poll() is None and time.time() < deadline):
+        time.sleep(0.005)
 
 
-def change(p, run_dir, kill, edit, hup, deadline, notes):
+def release(hold_dir, step):
+    try:
+        os.remove(os.path.join(hold_dir, f"step-{step}"))
+    except FileNotFoundError:
+        pass
+
+
+def change(p, run_dir, hold_dir, kill, edit, hup, deadline, notes):
     """Makes the changes asked for when their steps are reached."""
     if kill or edit:
         rank, step = (kill[0], kill[1]) if kill else (0, edit[0])
         if wait_for_step(p, run_dir, rank, step, deadline, notes, 0) is None:
             return
-        ranks, at = freeze(run_dir, 0)
+        got = held(p, run_dir, 0, step, deadline, notes)
+        if got is None:
+            return
+        ranks, at = got
         if kill:
             victim = rank_state(run_dir, kill[0])[0]
             os.kill(victim, signal.SIGKILL)
@@ -118,9 +140,9 @@ def change(p, run_dir, kill, edit, hup, deadline, notes):
             tmp = edit[2] + ".new"
             shutil.copyfile(edit[1], tmp)
             os.replace(tmp, edit[2])
-            wait_for_stop_file(run_dir, deadline)
+            wait_for_supervisor(p, run_dir, ranks, deadline)
             notes.append(f"replaced the cluster file at step {at}\n")
-        signal_all(ranks, signal.SIGCONT)
+        release(hold_dir, step)
     if hup:
         # The next plan's ranks: wait until they run.
         while newest_generation(run_dir) == 0 and p.poll() is None:
@@ -128,11 +150,14 @@ def change(p, run_dir, kill, edit, hup, deadline, notes):
         gen = wait_for_step(p, run_dir, 0, hup, deadline, notes)
         if gen is None:
             return
-        ranks, at = freeze(run_dir, gen)
+        got = held(p, run_dir, gen, hup, deadline, notes)
+        if got is None:
+            return
+        ranks, at = got
         p.send_signal(signal.SIGHUP)
-        wait_for_stop_file(run_dir, deadline)
+        wait_for_supervisor(p, run_dir, ranks, deadline)
         notes.append(f"sent SIGHUP at step {at}\n")
-        signal_all(ranks, signal.SIGCONT)
+        release(hold_dir, hup)
 
 
 def main():
@@ -156,8 +181,16 @@ def main():
         s, src, dest = opts.cluster_at.split(":")
         edit = (int(s), src, dest)
 
+    # The steps the ranks hold after (made before the run starts, so no
+    # rank can pass one before this script is ready).
+    hold_dir = run_dir + "-hold"
+    os.makedirs(hold_dir, exist_ok=True)
+    for step in ([kill[1]] if kill else []) + ([edit[0]] if edit else []) + \
+            ([opts.hup_at] if opts.hup_at else []):
+        open(os.path.join(hold_dir, f"step-{step}"), "w").close()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, start_new_session=True)
+                         text=True, start_new_session=True,
+                         env=dict(os.environ, FRENZY_TEST_HOLD_DIR=hold_dir))
     deadline = time.time() + opts.timeout
     out, err, notes = [], [], []
     reader = threading.Thread(target=lambda: err.extend(p.stderr.readlines()))
@@ -165,7 +198,7 @@ def main():
     watcher = None
     if kill or edit or opts.hup_at:
         watcher = threading.Thread(target=change, args=(
-            p, run_dir, kill, edit, opts.hup_at, deadline, notes))
+            p, run_dir, hold_dir, kill, edit, opts.hup_at, deadline, notes))
         watcher.start()
     timer = threading.Timer(opts.timeout, lambda: [
         os.kill(q, signal.SIGKILL) for q in descendants(p.pid) + [p.pid]])

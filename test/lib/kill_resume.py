@@ -4,10 +4,13 @@
 usage: kill_resume.py DIR STEPS EVERY -- FRENZY-LAUNCH-COMMAND...
 Runs the command uninterrupted for STEPS steps; runs it again with
 --checkpoint-dir=DIR/ckpt --checkpoint-every=EVERY and kills it (SIGKILL to
-mpirun and every process below it) as soon as the checkpoint of
-step EVERY is reported; resumes with --resume=DIR/ckpt; the resumed steps
-EVERY+1..STEPS must have the uninterrupted run's losses (within 1e-6
-relative). Logs go to DIR.
+mpirun and every process below it) once the checkpoint of step EVERY is
+reported. The ranks wait after step EVERY until killed (the launcher's test
+hold, FRENZY_TEST_HOLD_DIR with DIR/hold/step-EVERY), so the kill lands
+after that checkpoint and before any later one however slowly this script
+gets to run on a loaded machine. Then it resumes with --resume=DIR/ckpt;
+the resumed steps EVERY+1..STEPS must have the uninterrupted run's losses
+(within 1e-6 relative). Logs go to DIR.
 """
 import os
 import re
@@ -39,8 +42,12 @@ def main():
     open(os.path.join(out, "full.log"), "w").write(full.stdout)
 
     run = cmd + [f"--checkpoint-dir={ckpt}", f"--checkpoint-every={every}"]
+    hold = os.path.join(out, "hold")
+    os.makedirs(hold, exist_ok=True)
+    open(os.path.join(hold, f"step-{every}"), "w").close()
     p = subprocess.Popen(run, stdout=subprocess.PIPE, text=True,
-                         start_new_session=True)
+                         start_new_session=True,
+                         env=dict(os.environ, FRENZY_TEST_HOLD_DIR=hold))
     killed_log = []
     for line in p.stdout:
         killed_log.append(line)

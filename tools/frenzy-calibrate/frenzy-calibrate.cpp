@@ -369,11 +369,12 @@ Options parse(int argc, char **argv) {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else
-      throw rt::RuntimeError("unknown argument '" + a + "'\n" + kUsage);
+      throw rt::RuntimeError("unknown argument '" + a +
+                             "' (frenzy-calibrate --help lists the options)");
   }
   if (o.linksOut.empty() && o.sharedOut.empty() && o.out.empty())
-    throw rt::RuntimeError(std::string("no output file (-o PROFILE.yaml)\n") +
-                           kUsage);
+    throw rt::RuntimeError("no output file (-o PROFILE.yaml; frenzy-calibrate "
+                           "--help lists the options)");
   if (o.gpuType.empty())
     throw rt::RuntimeError("--gpu-type needs the cluster file's type name");
   return o;

@@ -1,10 +1,12 @@
 //===- ElasticHooks.cpp - what a supervisor sees of the ranks -------------===//
 #include "ElasticHooks.h"
 
+#include "Comm.h"
 #include "Tensor.h"
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,6 +54,23 @@ void RankStatus::update(int64_t step, const char *state) {
 bool stopFileExists(const std::string &path) {
   struct stat st;
   return !path.empty() && ::stat(path.c_str(), &st) == 0;
+}
+
+void holdForTest(int64_t step, Comm *comm) {
+  static const char *dir = std::getenv("FRENZY_TEST_HOLD_DIR");
+  if (!dir || !*dir)
+    return;
+  std::string path = std::string(dir) + "/step-" + std::to_string(step);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return;
+  if (comm)
+    comm->giveUpCore();
+  // Polled, not timed: the harness decides when by removing the file.
+  while (::stat(path.c_str(), &st) == 0)
+    ::usleep(1000);
+  if (comm)
+    comm->takeBackCore();
 }
 
 void printStopped(int64_t step, const std::string &path) {

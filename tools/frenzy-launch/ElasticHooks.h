@@ -14,6 +14,7 @@
 //                    when it exists: the supervisor's way to end a job at a
 //                    checkpoint boundary (a node joins) without losing a
 //                    step.
+// And one for tests, off unless FRENZY_TEST_HOLD_DIR is set: holdForTest.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_TOOLS_LAUNCH_ELASTICHOOKS_H
@@ -23,6 +24,8 @@
 #include <string>
 
 namespace frenzy::rt {
+
+class Comm;
 
 class RankStatus {
 public:
@@ -44,6 +47,16 @@ private:
 
 /// Whether `path` names an existing file ("" : never).
 bool stopFileExists(const std::string &path);
+
+/// FRENZY_TEST_HOLD_DIR=DIR (tests only): called when a rank has finished
+/// step `step` (its checkpoint written, its status file replaced); the rank
+/// waits while DIR/step-STEP exists. A test harness creates the file before
+/// the run, waits until every rank's status file says STEP, kills a rank or
+/// edits the cluster file, and removes it: the change lands at exactly that
+/// step however slow or loaded the machine is (test/lib/elastic_run.py,
+/// kill_resume.py). `comm` (null for one rank): its core turn is given up
+/// while the rank waits, so its core-mates can reach the step too.
+void holdForTest(int64_t step, Comm *comm);
 
 /// The line rank 0 prints when the job stops at a stop file.
 void printStopped(int64_t step, const std::string &path);

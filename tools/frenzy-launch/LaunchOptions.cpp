@@ -130,7 +130,8 @@ Options parseArgs(int argc, char **argv) {
         throw RuntimeError("--input expects NAME=FILE, got '" + s + "'");
       o.inputs.emplace_back(s.substr(0, eq), s.substr(eq + 1));
     } else if (a.size() > 1 && a[0] == '-') {
-      throw RuntimeError("unknown option '" + a + "'\n" + kUsage);
+      throw RuntimeError("unknown option '" + a +
+                         "' (frenzy-launch --help lists the options)");
     } else if (o.plan.empty()) {
       o.plan = a;
     } else {
@@ -139,7 +140,7 @@ Options parseArgs(int argc, char **argv) {
     }
   }
   if (o.plan.empty())
-    throw RuntimeError(std::string("no plan given\n") + kUsage);
+    throw RuntimeError("no plan given (frenzy-launch --help lists the options)");
   if (initFromSeed)
     o.initSeed = o.seed;
   // --share-gpus only changes how CUDA ranks pick a device; accepting it

@@ -216,6 +216,7 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
     }
     ckpt.afterStep(step, runner.executor());
     status.update(step, "running");
+    holdForTest(step, &comm);
     if (step < o.steps && !o.stopFile.empty() && step % o.checkpointEvery == 0) {
       // Rank 0 decides for all: every rank stops after the same step.
       int64_t stop = root && stopFileExists(o.stopFile);

@@ -153,6 +153,7 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
     }
     ckpt.afterStep(step, ex);
     status.update(step, "running");
+    holdForTest(step, nullptr);
     if (step < o.steps && o.checkpointEvery > 0 &&
         step % o.checkpointEvery == 0 && stopFileExists(o.stopFile)) {
       status.update(step, "stopped");
