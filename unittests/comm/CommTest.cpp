@@ -12,6 +12,7 @@
 // length a test would race.
 //
 //===----------------------------------------------------------------------===//
+#include "CommTestMemory.h"
 #include "MpiComm.h"
 #include "ShmComm.h"
 #include "Tensor.h"
@@ -36,32 +37,39 @@ namespace {
 MpiComm *gMpi = nullptr;
 std::unique_ptr<ShmComm> gShm;
 std::string gShmWhy; // why there is no shared-memory transport
+HostMemory gHost;
+NcclTransport gNccl; // comm null: gNccl.why says why
 
-/// The transport a case runs on (GoogleTest's parameter).
-Comm *transport(const std::string &name, std::string &why) {
+/// The transport a case runs on (GoogleTest's parameter) and where its
+/// buffers live.
+Comm *transport(const std::string &name, std::string &why, Memory *&mem) {
+  mem = &gHost;
   if (name == "mpi")
     return gMpi;
   if (name == "shm") {
     why = gShmWhy;
     return gShm.get();
   }
-  why = "NcclComm needs a GPU and a plan's DeviceContext; this suite runs "
-        "host transports only (the NCCL transport is checked by the CUDA "
-        "end-to-end tests, test/Runtime/cuda)";
-  return nullptr;
+  why = gNccl.why;
+  mem = gNccl.memory.get();
+  return gNccl.comm.get();
 }
 
 class CommTest : public ::testing::TestWithParam<std::string> {
 protected:
   void SetUp() override {
     std::string why;
-    c = transport(GetParam(), why);
+    c = transport(GetParam(), why, mem);
     if (!c)
       GTEST_SKIP() << GetParam() << ": " << why;
     me = c->rank();
     n = c->size();
   }
+  template <class T> Buf<T> buf(size_t len, T init = T()) {
+    return Buf<T>(*mem, len, init);
+  }
   Comm *c = nullptr;
+  Memory *mem = nullptr;
   int me = 0, n = 1;
 };
 
@@ -72,27 +80,39 @@ float pattern(int rank, int64_t i) { return float(rank * 7 + (i % 1001)); }
 // --- Sums, max ---------------------------------------------------------
 
 TEST_P(CommTest, SumsOverTheWorld) {
-  // Small first (a shared window is sized by its first call), then a
-  // buffer of many window slots.
-  for (int64_t len : {int64_t(5), int64_t(3) << 20}) {
-    std::vector<float> f(static_cast<size_t>(len));
-    std::vector<double> d(static_cast<size_t>(len));
-    for (int64_t i = 0; i < len; ++i) {
-      f[size_t(i)] = float(me + 1) + float(i % 97) * 0.5f;
-      d[size_t(i)] = double(me + 1) * 1e-3 + double(i);
+  // The world group, then the same ranks as a group of their own (a
+  // communicator of the plan for NCCL). Small first (a shared window is
+  // sized by its first call), then a buffer of many window slots.
+  std::vector<int32_t> all(static_cast<size_t>(n));
+  std::iota(all.begin(), all.end(), 0);
+  Group everyone = c->group(all, 10);
+  for (Group g : {Group::world(), everyone})
+    for (int64_t len : {int64_t(5), int64_t(3) << 20}) {
+      auto f = buf<float>(size_t(len));
+      auto d = buf<double>(size_t(len));
+      for (int64_t i = 0; i < len; ++i) {
+        f.host()[size_t(i)] = float(me + 1) + float(i % 97) * 0.5f;
+        d.host()[size_t(i)] = double(me + 1) * 1e-3 + double(i);
+      }
+      f.push();
+      d.push();
+      c->allReduceSum(f.ptr(), len, g);
+      c->allReduceSum(d.ptr(), len, g);
+      const std::vector<float> &fs = f.pull();
+      const std::vector<double> &ds = d.pull();
+      double ranks = n * (n + 1) / 2.0;
+      int64_t bad = 0;
+      for (int64_t i = 0; i < len; ++i)
+        bad += fs[size_t(i)] != float(ranks + n * (i % 97) * 0.5) ||
+               std::abs(ds[size_t(i)] - (ranks * 1e-3 + n * double(i))) > 1e-6;
+      EXPECT_EQ(bad, 0) << "rank " << me << ", group " << g.id << ", " << len
+                        << " elements";
+      auto m = buf<int64_t>(3);
+      m.host() = {me, -me * 1000, int64_t(1) << 40};
+      m.push();
+      c->allReduceMax(m.ptr(), 3, g);
+      EXPECT_EQ(m.pull(), (std::vector<int64_t>{n - 1, 0, int64_t(1) << 40}));
     }
-    c->allReduceSum(f.data(), len, Group::world());
-    c->allReduceSum(d.data(), len);
-    double ranks = n * (n + 1) / 2.0;
-    int64_t bad = 0;
-    for (int64_t i = 0; i < len; ++i)
-      bad += f[size_t(i)] != float(ranks + n * (i % 97) * 0.5) ||
-             std::abs(d[size_t(i)] - (ranks * 1e-3 + n * double(i))) > 1e-6;
-    EXPECT_EQ(bad, 0) << "rank " << me << ", " << len << " elements";
-  }
-  std::vector<int64_t> m = {me, -me * 1000, int64_t(1) << 40};
-  c->allReduceMax(m.data(), 3);
-  EXPECT_EQ(m, (std::vector<int64_t>{n - 1, 0, int64_t(1) << 40}));
 }
 
 TEST_P(CommTest, SumsOverSubGroups) {
@@ -110,25 +130,26 @@ TEST_P(CommTest, SumsOverSubGroups) {
   if (std::count(middle.begin(), middle.end(), me))
     gm = c->group(middle, 12);
   if (ge) {
-    std::vector<float> f(1000, float(me + 1));
-    std::vector<double> d(1000, me + 0.25);
-    std::vector<int64_t> m(4, -me);
-    m[2] = me * 10;
-    c->allReduceSum(f.data(), 1000, *ge);
-    c->allReduceSum(d.data(), 1000, *ge);
-    c->allReduceMax(m.data(), 4, *ge);
-    EXPECT_EQ(f[999], float(1 + n)) << "rank " << me;
-    EXPECT_EQ(d[0], 0.5 + (n - 1)) << "rank " << me;
-    EXPECT_EQ(m[0], 0) << "rank " << me;
-    EXPECT_EQ(m[2], (n - 1) * 10) << "rank " << me;
+    auto f = buf<float>(1000, float(me + 1));
+    auto d = buf<double>(1000, me + 0.25);
+    auto m = buf<int64_t>(4, -me);
+    m.host()[2] = me * 10;
+    m.push();
+    c->allReduceSum(f.ptr(), 1000, *ge);
+    c->allReduceSum(d.ptr(), 1000, *ge);
+    c->allReduceMax(m.ptr(), 4, *ge);
+    EXPECT_EQ(f.pull()[999], float(1 + n)) << "rank " << me;
+    EXPECT_EQ(d.pull()[0], 0.5 + (n - 1)) << "rank " << me;
+    EXPECT_EQ(m.pull()[0], 0) << "rank " << me;
+    EXPECT_EQ(m.host()[2], (n - 1) * 10) << "rank " << me;
   }
   if (gm) {
-    std::vector<double> d(10, me);
-    c->allReduceSum(d.data(), 10, *gm);
+    auto d = buf<double>(10, me);
+    c->allReduceSum(d.ptr(), 10, *gm);
     double want = 0;
     for (int r : middle)
       want += r;
-    EXPECT_EQ(d[9], want) << "rank " << me;
+    EXPECT_EQ(d.pull()[9], want) << "rank " << me;
     c->barrier(*gm);
   }
   // A member of the ends group reports what it saw after the others.
@@ -139,10 +160,13 @@ TEST_P(CommTest, SumsOverSubGroups) {
 
 TEST_P(CommTest, Broadcast) {
   for (int root : {0, n - 1}) {
-    std::vector<char> b(size_t(5) << 20);
+    auto bb = buf<char>(size_t(5) << 20);
+    std::vector<char> &b = bb.host();
     for (size_t i = 0; i < b.size(); ++i)
       b[i] = char(me == root ? (i * 31 + root) & 0x7f : 0);
-    c->broadcast(b.data(), int64_t(b.size()), root, Group::world());
+    bb.push();
+    c->broadcast(bb.ptr(), bb.bytes(), root, Group::world());
+    bb.pull();
     size_t bad = 0;
     for (size_t i = 0; i < b.size(); ++i)
       bad += b[i] != char((i * 31 + root) & 0x7f);
@@ -188,17 +212,20 @@ TEST_P(CommTest, BarrierHoldsEveryRankUntilAllArrived) {
 TEST_P(CommTest, SendBeforeRecvLargerThan64MiB) {
   // A ring: every rank sends first, then receives (buffered sends: no
   // rank waits for its receiver), and overwrites its buffer at once.
-  std::vector<float> out(static_cast<size_t>(kBig)), in(static_cast<size_t>(kBig), -1);
+  auto out = buf<float>(size_t(kBig)), in = buf<float>(size_t(kBig), -1);
   for (int64_t i = 0; i < kBig; ++i)
-    out[size_t(i)] = pattern(me, i);
+    out.host()[size_t(i)] = pattern(me, i);
+  out.push();
   int to = (me + 1) % n, from = (me + n - 1) % n;
-  c->send(out.data(), kBig * 4, to, 31);
-  std::fill(out.begin(), out.end(), -2.0f); // the send made its own copy
-  c->recv(in.data(), kBig * 4, from, 31);
+  c->send(out.ptr(), kBig * 4, to, 31);
+  std::fill(out.host().begin(), out.host().end(), -2.0f);
+  out.push(); // the send made its own copy
+  c->recv(in.ptr(), kBig * 4, from, 31);
   c->waitSends();
+  const std::vector<float> &got = in.pull();
   int64_t bad = 0;
   for (int64_t i = 0; i < kBig; ++i)
-    bad += in[size_t(i)] != pattern(from, i);
+    bad += got[size_t(i)] != pattern(from, i);
   EXPECT_EQ(bad, 0) << "rank " << me << " from rank " << from;
 }
 
@@ -209,32 +236,35 @@ TEST_P(CommTest, RecvBeforeSendLargerThan64MiB) {
     c->barrier();
     return;
   }
-  std::vector<float> buf(size_t(kBig), me == 0 ? 0.0f : -1.0f);
+  auto b = buf<float>(size_t(kBig), me == 0 ? 0.0f : -1.0f);
   if (me == 1) {
-    std::unique_ptr<Work> w = c->irecv(buf.data(), kBig * 4, 0, 41);
+    std::unique_ptr<Work> w = c->irecv(b.ptr(), kBig * 4, 0, 41);
     EXPECT_FALSE(w->test()) << "a receive completed before its send";
     char go = 1;
     c->send(&go, 1, 0, 42);
     w->wait();
+    b.pull();
     EXPECT_TRUE(w->test());
     int64_t bad = 0;
     for (int64_t i = 0; i < kBig; ++i)
-      bad += buf[size_t(i)] != pattern(0, i);
+      bad += b.host()[size_t(i)] != pattern(0, i);
     EXPECT_EQ(bad, 0);
     // And a blocking receive posted before its send.
-    std::fill(buf.begin(), buf.end(), -1.0f);
+    std::fill(b.host().begin(), b.host().end(), -1.0f);
+    b.push();
     c->send(&go, 1, 0, 43);
-    c->recv(buf.data(), kBig * 4, 0, 44);
-    EXPECT_EQ(buf[size_t(kBig - 1)], pattern(0, kBig - 1));
+    c->recv(b.ptr(), kBig * 4, 0, 44);
+    EXPECT_EQ(b.pull()[size_t(kBig - 1)], pattern(0, kBig - 1));
   } else {
     for (int64_t i = 0; i < kBig; ++i)
-      buf[size_t(i)] = pattern(0, i);
+      b.host()[size_t(i)] = pattern(0, i);
+    b.push();
     char go = 0;
     c->recv(&go, 1, 1, 42);
     EXPECT_EQ(go, 1);
-    c->send(buf.data(), kBig * 4, 1, 41);
+    c->send(b.ptr(), kBig * 4, 1, 41);
     c->recv(&go, 1, 1, 43); // rank 1 is in (or about to enter) recv
-    c->send(buf.data(), kBig * 4, 1, 44);
+    c->send(b.ptr(), kBig * 4, 1, 44);
   }
   c->waitSends();
   c->barrier();
@@ -244,22 +274,25 @@ TEST_P(CommTest, NonBlockingHandles) {
   // isend/irecv with both sides' handles; tags keep two messages of one
   // pair apart whatever order they are received in.
   int to = (me + 1) % n, from = (me + n - 1) % n;
-  std::vector<int32_t> a(1 << 16, me), b(1 << 10, me * 2);
-  std::vector<int32_t> ra(a.size(), -1), rb(b.size(), -1);
-  auto rb_ = c->irecv(rb.data(), int64_t(rb.size()) * 4, from, 52);
-  auto ra_ = c->irecv(ra.data(), int64_t(ra.size()) * 4, from, 51);
-  auto sa = c->isend(a.data(), int64_t(a.size()) * 4, to, 51);
-  auto sb = c->isend(b.data(), int64_t(b.size()) * 4, to, 52);
+  auto a = buf<int32_t>(1 << 16, me), b = buf<int32_t>(1 << 10, me * 2);
+  auto ra = buf<int32_t>(1 << 16, -1), rb = buf<int32_t>(1 << 10, -1);
+  auto rb_ = c->irecv(rb.ptr(), rb.bytes(), from, 52);
+  auto ra_ = c->irecv(ra.ptr(), ra.bytes(), from, 51);
+  auto sa = c->isend(a.ptr(), a.bytes(), to, 51);
+  auto sb = c->isend(b.ptr(), b.bytes(), to, 52);
   for (Work *w : {sa.get(), sb.get(), ra_.get(), rb_.get()})
     w->wait();
+  c->waitSends();
+  EXPECT_EQ(ra.pull().front(), from);
+  EXPECT_EQ(ra.host().back(), from);
+  EXPECT_EQ(rb.pull().back(), from * 2);
   EXPECT_TRUE(sa->test() && sb->test() && ra_->test() && rb_->test());
-  EXPECT_EQ(ra.front(), from);
-  EXPECT_EQ(ra.back(), from);
-  EXPECT_EQ(rb.back(), from * 2);
   c->barrier();
 }
 
 TEST_P(CommTest, ProbeAndArrived) {
+  if (c->memory() == MemorySpace::Device)
+    GTEST_SKIP() << GetParam() << ": " << "no probe in NCCL (a device receive is stream-ordered)";
   int to = (me + 1) % n, from = (me + n - 1) % n;
   // Nothing with this tag has been sent yet (every rank sends only after
   // the barrier).
@@ -276,6 +309,8 @@ TEST_P(CommTest, ProbeAndArrived) {
 }
 
 TEST_P(CommTest, ASizeMismatchIsAnError) {
+  if (c->memory() == MemorySpace::Device)
+    GTEST_SKIP() << GetParam() << ": " << "NCCL cannot see a message's size";
   if (me == 0) {
     std::vector<char> b(100);
     c->send(b.data(), 100, 1, 71);
@@ -300,6 +335,9 @@ TEST_P(CommTest, AStoppedPeerTimesOutNamingIt) {
   if (commTimeoutSeconds() <= 0)
     GTEST_SKIP() << "FRENZY_COMM_TIMEOUT is not set (this run checks the "
                     "default, waiting as MPI does)";
+  if (c->memory() == MemorySpace::Device)
+    GTEST_SKIP() << GetParam() << ": " << "NCCL waits time out in waitSends and synchronize (its "
+               "own timeout), not on a receive";
   // The last rank sends nothing until rank 0 has given up on it. The
   // other ranks wait for rank 0's release without a blocking call (every
   // wait of a transport has the same timeout: theirs would end too).
@@ -431,6 +469,14 @@ private:
 
 } // namespace
 
+#ifndef FRENZY_COMM_TEST_NCCL
+NcclTransport makeNcclTransport(Comm &) {
+  NcclTransport t;
+  t.why = "built without the CUDA backend (no CUDA toolkit or NCCL found)";
+  return t;
+}
+#endif
+
 int main(int argc, char **argv) {
   ::testing::InitGoogleTest(&argc, argv);
   MpiComm mpi(&argc, &argv);
@@ -440,6 +486,7 @@ int main(int argc, char **argv) {
   } catch (const RuntimeError &e) {
     gShmWhy = e.what();
   }
+  gNccl = makeNcclTransport(mpi);
   if (mpi.rank() != 0) {
     auto &listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
@@ -450,6 +497,7 @@ int main(int argc, char **argv) {
   int failed = RUN_ALL_TESTS() != 0;
   int64_t any = failed;
   mpi.allReduceMax(&any, 1);
+  gNccl = NcclTransport();
   gShm.reset();
   return any ? 1 : 0;
 }

@@ -76,6 +76,35 @@ private:
   std::string what;
 };
 
+/// The fallback's receive: into host memory through the host Comm (not
+/// blocking), copied to the device once waited for.
+class NcclComm::StagedRecv final : public Work {
+public:
+  StagedRecv(NcclComm &c, void *data, int64_t bytes, int peer, int tag)
+      : c(c), data(data), h(static_cast<size_t>(bytes)) {
+    w = c.host.irecv(h.data(), bytes, peer, tag);
+  }
+  bool test() override { return copied || w->test(); }
+  void wait() override {
+    if (copied)
+      return;
+    w->wait();
+    FRENZY_CUDA_CHECK(cudaMemcpyAsync(data, h.data(), h.size(),
+                                      cudaMemcpyHostToDevice, c.ctx.compute()),
+                      c.ctx.who());
+    // The host buffer must outlive the copy.
+    c.ctx.synchronize(c.ctx.compute(), c.timeout, "a staged receive");
+    copied = true;
+  }
+
+private:
+  NcclComm &c;
+  void *data;
+  std::vector<char> h;
+  std::unique_ptr<Work> w;
+  bool copied = false;
+};
+
 NcclComm::NcclComm(const plan::Plan &plan, DeviceContext &ctx, Comm &host,
                    double timeoutSeconds, std::function<bool(int)> sharedTag)
     : ctx(ctx), host(host), timeout(timeoutSeconds),
@@ -299,12 +328,8 @@ std::unique_ptr<Work> NcclComm::irecv(void *data, int64_t bytes, int peer,
     return host.irecv(data, bytes, peer, tag);
   Entry &e = p2p(peer, me);
   std::string what = "receive from rank " + std::to_string(peer);
-  if (!e.nccl) {
-    staged(data, bytes, false, true,
-           [&](void *h) { host.recv(h, bytes, peer, tag); });
-    return std::make_unique<StreamWork>(*this, ctx.record(ctx.compute()), &e,
-                                        what);
-  }
+  if (!e.nccl)
+    return std::make_unique<StagedRecv>(*this, data, bytes, peer, tag);
   cudaStream_t s = stream("recv", peer);
   // A tensor shared by the micro-batches may still be read by the compute
   // stream; a fresh per-micro-batch buffer is not (host/StreamOrder).

@@ -126,6 +126,7 @@ public:
   /// Work on a stream: done when its event is (friend of the transport for
   /// its error checks).
   class StreamWork;
+  class StagedRecv;
 
 private:
   struct Entry {
