@@ -524,6 +524,11 @@ void MpiComm::barrier(Group g) {
 }
 
 bool MpiComm::startCoreTurns(bool wanted, int cores) {
+  // Turns of an earlier start are freed first (collectively, before the new
+  // ones: a rank holding a new turn inside the old window's free would keep
+  // its core-mates from arriving there).
+  active = nullptr;
+  turns.reset();
   turns = CoreTurns::create(wanted, cores);
   active = turns.get();
   return active != nullptr;

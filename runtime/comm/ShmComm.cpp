@@ -76,20 +76,22 @@ NodeAllReduce *ShmComm::window(Group g, int64_t bytes) {
   return windows.emplace(g.id, std::move(w)).first->second.get();
 }
 
-void ShmComm::allReduceSum(float *data, int64_t n, Group g,
-                           const Arrived &arrived) {
-  if (NodeAllReduce *w = window(g, n * 4))
+template <class T>
+void ShmComm::sum(T *data, int64_t n, Group g, const Arrived &arrived) {
+  if (NodeAllReduce *w = window(g, n * int64_t(sizeof(T))))
     w->sum(data, n, world.activeTurns(), collectiveId(g), arrived);
   else if (arrived)
     arrived(0);
 }
 
+void ShmComm::allReduceSum(float *data, int64_t n, Group g,
+                           const Arrived &arrived) {
+  sum(data, n, g, arrived);
+}
+
 void ShmComm::allReduceSum(double *data, int64_t n, Group g,
                            const Arrived &arrived) {
-  if (NodeAllReduce *w = window(g, n * 8))
-    w->sum(data, n, world.activeTurns(), collectiveId(g), arrived);
-  else if (arrived)
-    arrived(0);
+  sum(data, n, g, arrived);
 }
 
 void ShmComm::allReduceMax(int64_t *data, int64_t n, Group g) {

@@ -84,6 +84,9 @@ private:
   /// that call's bytes (at least 1 MiB a slot: later larger calls go in
   /// pieces); null for a group of one member.
   NodeAllReduce *window(Group g, int64_t bytes);
+  /// The two allReduceSum.
+  template <class T>
+  void sum(T *data, int64_t n, Group g, const Arrived &arrived);
   /// The same number on every member for the same collective call (the
   /// turns' tie-break among core-mates leaving it together).
   uint64_t collectiveId(Group g);

@@ -329,6 +329,29 @@ TEST_P(CommTest, ASizeMismatchIsAnError) {
   c->barrier();
 }
 
+TEST_P(CommTest, UnderCoreTurns) {
+  if (c->memory() == MemorySpace::Device)
+    GTEST_SKIP() << GetParam() << ": core turns are for CPU ranks";
+  // Every rank on one core: each wait gives the core up (CoreTurns.h), and
+  // the sums go through the node's window for both host transports.
+  ASSERT_TRUE(c->startCoreTurns(true, 1));
+  std::vector<double> d(100000, me + 1.0);
+  c->allReduceSum(d.data(), int64_t(d.size()), Group::world());
+  EXPECT_EQ(d.back(), n * (n + 1) / 2.0) << "rank " << me;
+  int to = (me + 1) % n, from = (me + n - 1) % n;
+  std::vector<float> out(1 << 20, float(me)), in(1 << 20, -1);
+  c->send(out.data(), int64_t(out.size()) * 4, to, 101);
+  c->recv(in.data(), int64_t(in.size()) * 4, from, 101);
+  c->waitSends();
+  EXPECT_EQ(in.back(), float(from)) << "rank " << me;
+  std::vector<int64_t> m = {me};
+  c->allReduceMax(m.data(), 1, Group::world());
+  EXPECT_EQ(m[0], n - 1);
+  c->barrier();
+  c->stopCoreTurns();
+  c->barrier();
+}
+
 // --- A peer that stops -------------------------------------------------
 
 TEST_P(CommTest, AStoppedPeerTimesOutNamingIt) {

@@ -154,6 +154,9 @@ NcclComm::NcclComm(const plan::Plan &plan, DeviceContext &ctx, Comm &host,
       settle(e, r, "init");
   groupEntry.push_back(-1); // Group 0: the world, through the host
   hostGroups.push_back(Group::world());
+  groupRanks.emplace_back();
+  for (int r = 0; r < host.size(); ++r)
+    groupRanks.back().push_back(r);
 }
 
 NcclComm::~NcclComm() {
@@ -290,7 +293,9 @@ void NcclComm::send(const void *data, int64_t bytes, int peer, int tag) {
   cudaStream_t copyS = stream("stage", peer), sendS = stream("send", peer);
   ctx.wait(copyS, ctx.record(ctx.compute())); // after the producer
   void *copy = nullptr;
-  FRENZY_CUDA_CHECK(cudaMallocAsync(&copy, size_t(bytes), copyS), ctx.who());
+  FRENZY_CUDA_CHECK(
+      cudaMallocAsync(&copy, size_t(std::max<int64_t>(bytes, 1)), copyS),
+      ctx.who());
   FRENZY_CUDA_CHECK(cudaMemcpyAsync(copy, data, size_t(bytes),
                                     cudaMemcpyDeviceToDevice, copyS),
                     ctx.who());
@@ -399,6 +404,7 @@ Group NcclComm::group(const std::vector<int32_t> &ranks, int tag) {
   // host buffers, the fallback).
   hostGroups.push_back(host.group(ranks, tag));
   groupEntry.push_back(found);
+  groupRanks.push_back(ranks);
   return Group{int(groupEntry.size() - 1)};
 }
 
@@ -465,7 +471,7 @@ void NcclComm::broadcast(void *data, int64_t bytes, int root, Group g) {
     return host.broadcast(data, bytes, root, hg);
   if (!e || !e->nccl) {
     // Only the root's data needs to come off the device.
-    bool isRoot = e ? e->spec.indexOf(me) == root : me == root;
+    bool isRoot = groupRanks[size_t(g.id)].at(size_t(root)) == me;
     return staged(data, bytes, isRoot, !isRoot, [&](void *h) {
       host.broadcast(h, bytes, root, hg);
     });

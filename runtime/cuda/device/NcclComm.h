@@ -162,6 +162,7 @@ private:
   std::vector<Entry> entries; // this rank's, in the plan's order
   std::vector<int> groupEntry; // by Group id: index into entries, -1: world
   std::vector<Group> hostGroups; // by Group id: the host Comm's group
+  std::vector<std::vector<int32_t>> groupRanks; // by Group id
   struct PendingSend {
     uint64_t event;
     int peer;
