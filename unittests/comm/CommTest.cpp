@@ -20,8 +20,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -181,8 +181,8 @@ TEST_P(CommTest, BarrierHoldsEveryRankUntilAllArrived) {
   // miss the last rank's mark.
   int64_t job = getpid();
   gMpi->broadcast(&job, 8, 0, Group::world());
-  std::string dir = "/tmp/frenzy-commtest-" + std::to_string(job) + "-" +
-                    GetParam();
+  std::string dir =
+      "/tmp/frenzy-commtest-" + std::to_string(job) + "-" + GetParam();
   if (me == 0)
     (void)std::system(("mkdir -p " + dir).c_str());
   c->barrier();
@@ -199,8 +199,7 @@ TEST_P(CommTest, BarrierHoldsEveryRankUntilAllArrived) {
   c->barrier();
   for (int r = 0; r < n; ++r)
     EXPECT_TRUE(std::ifstream(dir + "/" + std::to_string(r)).good())
-        << "rank " << me << " left the barrier before rank " << r
-        << " arrived";
+        << "rank " << me << " left the barrier before rank " << r << " arrived";
   c->waitSends();
   c->barrier();
   if (me == 0)
@@ -292,7 +291,8 @@ TEST_P(CommTest, NonBlockingHandles) {
 
 TEST_P(CommTest, ProbeAndArrived) {
   if (c->memory() == MemorySpace::Device)
-    GTEST_SKIP() << GetParam() << ": " << "no probe in NCCL (a device receive is stream-ordered)";
+    GTEST_SKIP() << GetParam() << ": "
+                 << "no probe in NCCL (a device receive is stream-ordered)";
   int to = (me + 1) % n, from = (me + n - 1) % n;
   // Nothing with this tag has been sent yet (every rank sends only after
   // the barrier).
@@ -310,7 +310,8 @@ TEST_P(CommTest, ProbeAndArrived) {
 
 TEST_P(CommTest, ASizeMismatchIsAnError) {
   if (c->memory() == MemorySpace::Device)
-    GTEST_SKIP() << GetParam() << ": " << "NCCL cannot see a message's size";
+    GTEST_SKIP() << GetParam() << ": "
+                 << "NCCL cannot see a message's size";
   if (me == 0) {
     std::vector<char> b(100);
     c->send(b.data(), 100, 1, 71);
@@ -321,7 +322,8 @@ TEST_P(CommTest, ASizeMismatchIsAnError) {
       c->recv(b.data(), 64, 0, 71);
       ADD_FAILURE() << "a 100-byte message received as 64 bytes";
     } catch (const RuntimeError &e) {
-      EXPECT_NE(std::string(e.what()).find("rank 0 sent more than 64 bytes of tensor 71"),
+      EXPECT_NE(std::string(e.what()).find(
+                    "rank 0 sent more than 64 bytes of tensor 71"),
                 std::string::npos)
           << e.what();
     }
@@ -359,8 +361,9 @@ TEST_P(CommTest, AStoppedPeerTimesOutNamingIt) {
     GTEST_SKIP() << "FRENZY_COMM_TIMEOUT is not set (this run checks the "
                     "default, waiting as MPI does)";
   if (c->memory() == MemorySpace::Device)
-    GTEST_SKIP() << GetParam() << ": " << "NCCL waits time out in waitSends and synchronize (its "
-               "own timeout), not on a receive";
+    GTEST_SKIP() << GetParam() << ": "
+                 << "NCCL waits time out in waitSends and synchronize (its "
+                    "own timeout), not on a receive";
   // The last rank sends nothing until rank 0 has given up on it. The
   // other ranks wait for rank 0's release without a blocking call (every
   // wait of a transport has the same timeout: theirs would end too).
@@ -418,10 +421,10 @@ TEST(ShmComm, ACollectiveNamesTheRankThatDidNotArrive) {
       c.barrier(g);
       ADD_FAILURE() << "a barrier passed without rank " << last;
     } catch (const RuntimeError &e) {
-      EXPECT_NE(std::string(e.what()).find(
-                    "rank " + std::to_string(me) +
-                    ": shared-memory collective: rank " +
-                    std::to_string(last) + " did not arrive within"),
+      EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(me) +
+                                           ": shared-memory collective: rank " +
+                                           std::to_string(last) +
+                                           " did not arrive within"),
                 std::string::npos)
           << e.what();
     }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 #include <thread>
 #include <type_traits>
 
@@ -109,8 +110,8 @@ NcclComm::NcclComm(const plan::Plan &plan, DeviceContext &ctx, Comm &host,
                    double timeoutSeconds, std::function<bool(int)> sharedTag)
     : ctx(ctx), host(host), timeout(timeoutSeconds),
       sharedTag(std::move(sharedTag)), me(host.rank()) {
-  std::vector<CommSpec> all =
-      planCommunicators(plan, allGpuIds(host, ctx.physicalId()));
+  gpuOf = allGpuIds(host, ctx.physicalId());
+  std::vector<CommSpec> all = planCommunicators(plan, gpuOf);
   // Ids first (host messages, matched by order: every rank walks the same
   // list), then every NCCL init in one group so that no init waits for
   // another.
@@ -139,9 +140,8 @@ NcclComm::NcclComm(const plan::Plan &plan, DeviceContext &ctx, Comm &host,
     Entry &e = entries[i];
     if (e.spec.transport != Transport::Nccl)
       continue;
-    ncclResult_t r =
-        ncclCommInitRankConfig(&e.nccl, int(e.spec.ranks.size()), ids[i],
-                               e.spec.indexOf(me), &config);
+    ncclResult_t r = ncclCommInitRankConfig(
+        &e.nccl, int(e.spec.ranks.size()), ids[i], e.spec.indexOf(me), &config);
     if (r != ncclSuccess && r != ncclInProgress) {
       ncclGroupEnd();
       fail(ctx.who() + ": NCCL init of " + e.spec.name() + ": " +
@@ -273,8 +273,8 @@ NcclComm::Entry &NcclComm::p2p(int from, int to) {
 
 NcclComm::Entry *NcclComm::entryOf(Group g) {
   if (g.id < 0 || size_t(g.id) >= groupEntry.size())
-    throw RuntimeError(ctx.who() + ": no communicator " +
-                       std::to_string(g.id) + " (not a member of that group)");
+    throw RuntimeError(ctx.who() + ": no communicator " + std::to_string(g.id) +
+                       " (not a member of that group)");
   int i = groupEntry[size_t(g.id)];
   return i < 0 ? nullptr : &entries[size_t(i)];
 }
@@ -308,8 +308,8 @@ void NcclComm::send(const void *data, int64_t bytes, int peer, int tag) {
   pendingSends.push_back({ctx.record(sendS), peer, &e});
 }
 
-std::unique_ptr<Work> NcclComm::isend(const void *data, int64_t bytes,
-                                      int peer, int tag) {
+std::unique_ptr<Work> NcclComm::isend(const void *data, int64_t bytes, int peer,
+                                      int tag) {
   if (!onDevice(data))
     return host.isend(data, bytes, peer, tag);
   Entry &e = p2p(me, peer);
@@ -377,8 +377,7 @@ void NcclComm::synchronize(const std::string &during) {
         }
       if (secondsSince(t0) > timeout)
         fail(ctx.who() + ": " + during + " did not finish within " +
-             std::to_string(int(timeout)) +
-             " s (a peer rank died or stopped)");
+             std::to_string(int(timeout)) + " s (a peer rank died or stopped)");
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }
@@ -397,9 +396,36 @@ std::vector<CommSpec> NcclComm::specs() const {
 Group NcclComm::group(const std::vector<int32_t> &ranks, int tag) {
   int found = -1;
   for (size_t i = 0; i < entries.size(); ++i)
-    if (entries[i].spec.kind != CommSpec::P2P &&
-        entries[i].spec.ranks == ranks)
+    if (entries[i].spec.kind != CommSpec::P2P && entries[i].spec.ranks == ranks)
       found = int(i);
+  // A group the plan does not have gets a communicator of its own, made
+  // now (every member calls group() together); where two members share a
+  // GPU it stays on the host fallback, as CommPlan decides.
+  std::set<std::string> gpus;
+  for (int32_t r : ranks)
+    if (r >= 0 && size_t(r) < gpuOf.size() && !gpuOf[size_t(r)].empty())
+      gpus.insert(gpuOf[size_t(r)]);
+  if (found < 0 && ranks.size() > 1 && gpus.size() == ranks.size()) {
+    Entry &e = entries.emplace_back();
+    e.spec.kind = CommSpec::DP;
+    e.spec.ranks = ranks;
+    int idx = e.spec.indexOf(me);
+    ncclUniqueId id{};
+    if (idx == 0) {
+      FRENZY_NCCL_CHECK(ncclGetUniqueId(&id), ctx.who());
+      for (size_t k = 1; k < ranks.size(); ++k)
+        host.send(&id, sizeof id, ranks[k], kIdTag);
+      host.waitSends();
+    } else {
+      host.recv(&id, sizeof id, ranks[0], kIdTag);
+    }
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t r =
+        ncclCommInitRankConfig(&e.nccl, int(ranks.size()), id, idx, &config);
+    settle(e, r, "init");
+    found = int(entries.size() - 1);
+  }
   // Every member makes the host group too, in the same order (barrier,
   // host buffers, the fallback).
   hostGroups.push_back(host.group(ranks, tag));
@@ -413,9 +439,9 @@ void NcclComm::staged(void *data, int64_t bytes, bool in, bool out,
   std::vector<char> h(static_cast<size_t>(bytes));
   if (in) {
     ctx.synchronize(ctx.compute(), timeout, "the data of a staged transfer");
-    FRENZY_CUDA_CHECK(cudaMemcpy(h.data(), data, size_t(bytes),
-                                 cudaMemcpyDeviceToHost),
-                      ctx.who());
+    FRENZY_CUDA_CHECK(
+        cudaMemcpy(h.data(), data, size_t(bytes), cudaMemcpyDeviceToHost),
+        ctx.who());
   }
   move(h.data());
   if (out) {
@@ -443,8 +469,7 @@ void NcclComm::reduce(T *data, int64_t n, Group g, ncclDataType_t type,
   if (!e || !e->nccl)
     return staged(data, n * int64_t(sizeof(T)), true, true, onHost);
   settle(*e,
-         ncclAllReduce(data, data, size_t(n), type, op, e->nccl,
-                       ctx.compute()),
+         ncclAllReduce(data, data, size_t(n), type, op, e->nccl, ctx.compute()),
          "all-reduce");
   if (arrived)
     arrived(0); // the wait happens on the GPU
@@ -472,9 +497,8 @@ void NcclComm::broadcast(void *data, int64_t bytes, int root, Group g) {
   if (!e || !e->nccl) {
     // Only the root's data needs to come off the device.
     bool isRoot = groupRanks[size_t(g.id)].at(size_t(root)) == me;
-    return staged(data, bytes, isRoot, !isRoot, [&](void *h) {
-      host.broadcast(h, bytes, root, hg);
-    });
+    return staged(data, bytes, isRoot, !isRoot,
+                  [&](void *h) { host.broadcast(h, bytes, root, hg); });
   }
   settle(*e,
          ncclBroadcast(data, data, size_t(bytes), ncclChar, root, e->nccl,

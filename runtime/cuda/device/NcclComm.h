@@ -15,8 +15,9 @@
 // Communicators: one per TP/DP/TIED group of the plan and one per directed
 // pipeline edge (host/CommPlan), all made in the constructor. group(ranks,
 // tag) returns the plan group of those ranks (and makes the matching host
-// group: barrier, host buffers, the fallback); a group the plan does not
-// have goes through the host Comm with staging.
+// group: barrier, host buffers, the fallback); for a group the plan does
+// not have it makes a communicator then (collective over its members;
+// the host fallback where two members share a GPU).
 //
 // Order on the GPU (the streams are host/StreamOrder's, by name):
 //  - send(): the "send:P" stream waits for an event recorded on the compute
@@ -64,6 +65,7 @@
 
 #include <nccl.h>
 
+#include <deque>
 #include <functional>
 #include <string>
 #include <vector>
@@ -147,8 +149,8 @@ private:
   bool onDevice(const void *p) const;
   cudaStream_t stream(const std::string &kind, int peer);
   template <class T>
-  void reduce(T *data, int64_t n, Group g, ncclDataType_t type,
-              ncclRedOp_t op, const Arrived &arrived);
+  void reduce(T *data, int64_t n, Group g, ncclDataType_t type, ncclRedOp_t op,
+              const Arrived &arrived);
   /// The fallback's staging: device -> host (after the compute stream's
   /// work), `move` on the host, host -> device.
   void staged(void *data, int64_t bytes, bool in, bool out,
@@ -159,9 +161,12 @@ private:
   double timeout;
   std::function<bool(int)> sharedTag;
   int me = 0;
-  std::vector<Entry> entries; // this rank's, in the plan's order
-  std::vector<int> groupEntry; // by Group id: index into entries, -1: world
-  std::vector<Group> hostGroups; // by Group id: the host Comm's group
+  // This rank's, in the plan's order, then those group() made (a deque:
+  // pending sends and Work handles point into it).
+  std::deque<Entry> entries;
+  std::vector<std::string> gpuOf; // every rank's physical GPU
+  std::vector<int> groupEntry;    // by Group id: index into entries, -1: world
+  std::vector<Group> hostGroups;  // by Group id: the host Comm's group
   std::vector<std::vector<int32_t>> groupRanks; // by Group id
   struct PendingSend {
     uint64_t event;
