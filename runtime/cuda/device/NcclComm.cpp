@@ -182,6 +182,10 @@ NcclComm::~NcclComm() {
     }
     ncclCommAbort(e.nccl);
   }
+  if (copies) {
+    cudaDeviceSynchronize(); // the pool's blocks are freed on the streams
+    cudaMemPoolDestroy(copies);
+  }
 }
 
 void NcclComm::abortAll() {
@@ -292,10 +296,31 @@ void NcclComm::send(const void *data, int64_t bytes, int peer, int tag) {
   // on "send:P" must not hold up the compute stream's wait for the copy.
   cudaStream_t copyS = stream("stage", peer), sendS = stream("send", peer);
   ctx.wait(copyS, ctx.record(ctx.compute())); // after the producer
+  if (!copies) {
+    // A pool of its own that never makes an allocation wait for a free on
+    // another stream: CUDA's default may reuse a block freed on "send:P"
+    // by making "stage:P" wait for that send, i.e. for the receiver,
+    // which is the coupling the stage stream is there to avoid.
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = ctx.device();
+    FRENZY_CUDA_CHECK(cudaMemPoolCreate(&copies, &props), ctx.who());
+    int no = 0;
+    FRENZY_CUDA_CHECK(
+        cudaMemPoolSetAttribute(copies,
+                                cudaMemPoolReuseAllowInternalDependencies, &no),
+        ctx.who());
+    uint64_t keep = ~uint64_t(0); // blocks stay in the pool between steps
+    FRENZY_CUDA_CHECK(
+        cudaMemPoolSetAttribute(copies, cudaMemPoolAttrReleaseThreshold, &keep),
+        ctx.who());
+  }
   void *copy = nullptr;
-  FRENZY_CUDA_CHECK(
-      cudaMallocAsync(&copy, size_t(std::max<int64_t>(bytes, 1)), copyS),
-      ctx.who());
+  FRENZY_CUDA_CHECK(cudaMallocFromPoolAsync(&copy,
+                                            size_t(std::max<int64_t>(bytes, 1)),
+                                            copies, copyS),
+                    ctx.who());
   FRENZY_CUDA_CHECK(cudaMemcpyAsync(copy, data, size_t(bytes),
                                     cudaMemcpyDeviceToDevice, copyS),
                     ctx.who());

@@ -175,6 +175,7 @@ private:
   };
   std::vector<PendingSend> pendingSends;
   std::vector<cudaStream_t> used; // streams to synchronize
+  cudaMemPool_t copies = nullptr; // send()'s private copies
 };
 
 } // namespace frenzy::rt::cuda
