@@ -81,3 +81,9 @@ if has_gpu:
         config.available_features.add("cuda-h100")
 else:
     lit_config.note("no NVIDIA GPU (nvidia-smi -L lists none): CUDA end-to-end tests are UNSUPPORTED (needs a GPU to verify)")
+
+# MPI programs under test (unittests/comm/CommTest.cpp): mpirun with more
+# ranks than cores, as root where the suite runs as root.
+config.substitutions.append(("%unittests", os.path.join(config.frenzy_obj_root, "unittests")))
+config.substitutions.append(("%mpirun", "mpirun --oversubscribe --bind-to none" +
+                             (" --allow-run-as-root" if os.geteuid() == 0 else "")))

@@ -19,12 +19,24 @@
 #define FRENZY_RUNTIME_COMM_COMM_H
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace frenzy::rt {
+
+/// How long a transport waits for a peer before it throws a RuntimeError
+/// naming the peer: FRENZY_COMM_TIMEOUT seconds; 0 (unset, or not a
+/// positive number) waits forever, as MPI does: under mpirun a rank that
+/// dies ends the job anyway, so the timeout is for a peer that is alive
+/// but stopped, or a launcher that does not end the job.
+inline double commTimeoutSeconds() {
+  const char *v = std::getenv("FRENZY_COMM_TIMEOUT");
+  double s = v ? std::strtod(v, nullptr) : 0;
+  return s > 0 ? s : 0;
+}
 
 /// Where the buffers handed to a Comm live.
 enum class MemorySpace { Host, Device };

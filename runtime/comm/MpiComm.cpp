@@ -30,12 +30,17 @@ static void check(int rc, const char *what) {
 /// sleeps on the node's doorbell, which every send and receive rings: a
 /// message from the node wakes it at once, one from another node within
 /// the backoff (2 to 50 us).
-template <class F> static void sleepUntil(F done, CoreTurns &t) {
+/// `deadline` (CoreTurns::now() nanoseconds, 0: none): returns false once
+/// it has passed.
+template <class F>
+static bool sleepUntil(F done, CoreTurns &t, int64_t deadline = 0) {
   long ns = 2000;
   for (int spin = 0;; ++spin) {
     uint32_t seen = t.bell();
     if (done())
-      return;
+      return true;
+    if (deadline && (spin & 63) == 0 && CoreTurns::now() > deadline)
+      return false;
     if (spin < 16 || t.alone()) { // a rank with a core of its own polls on
       sched_yield();
       continue;
@@ -45,10 +50,36 @@ template <class F> static void sleepUntil(F done, CoreTurns &t) {
   }
 }
 
-template <class F> void MpiComm::waitWithoutCore(F done) {
+int64_t MpiComm::deadline() const {
+  return timeout > 0 ? CoreTurns::now() + int64_t(timeout * 1e9) : 0;
+}
+
+void MpiComm::timedOut(const std::string &what) const {
+  throw RuntimeError("rank " + std::to_string(me) + ": " + what +
+                     " within " + std::to_string(int(timeout)) +
+                     " s (FRENZY_COMM_TIMEOUT): the peer died or stopped");
+}
+
+template <class F> void MpiComm::waitFor(F done, const std::string &what) {
+  int64_t until = deadline();
+  for (int spin = 0; !done(); ++spin) {
+    sched_yield(); // ranks may outnumber cores: let the peer run
+    if ((spin & 63) == 0 && CoreTurns::now() > until)
+      timedOut(what);
+  }
+}
+
+template <class F>
+void MpiComm::waitWithoutCore(F done, const std::string &what) {
   active->release(CoreTurns::now());
-  sleepUntil(done, *active);
+  if (!sleepUntil(done, *active, deadline()))
+    timedOut(what);
   active->acquire();
+}
+
+std::string MpiComm::groupName(MPI_Comm c) const {
+  auto it = groupRanks.find(c);
+  return it == groupRanks.end() ? "all ranks" : "ranks " + it->second;
 }
 
 MpiComm::MpiComm(int *argc, char ***argv) {
@@ -59,6 +90,7 @@ MpiComm::MpiComm(int *argc, char ***argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
   groups.push_back(MPI_COMM_WORLD);
+  timeout = commTimeoutSeconds();
 }
 
 MpiComm::~MpiComm() {
@@ -82,6 +114,7 @@ bool launchedByMpi() {
 
 void MpiComm::send(const void *data, int64_t bytes, int peer, int tag) {
   Pending &p = pending.emplace_back();
+  p.peer = peer;
   // The smallest spare buffer that holds it, else the largest (it grows).
   size_t fit = spare.size(), largest = spare.size();
   for (size_t i = 0; i < spare.size(); ++i) {
@@ -114,14 +147,22 @@ void MpiComm::send(const void *data, int64_t bytes, int peer, int tag) {
 }
 
 void MpiComm::recv(void *data, int64_t bytes, int peer, int tag) {
-  if (active)
-    probe(peer, tag); // the wait without the core
+  if (active || timeout > 0)
+    probe(peer, tag); // the wait without the core, or against the deadline
   char *d = static_cast<char *>(data);
   for (int64_t off = 0; off < bytes || off == 0; off += kPiece) {
     int n = int(std::min(kPiece, bytes - off));
     MPI_Status st;
-    check(MPI_Recv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st),
-          "MPI_Recv");
+    int rc = MPI_Recv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st);
+    int cls = rc;
+    if (rc != MPI_SUCCESS)
+      MPI_Error_class(rc, &cls);
+    if (cls == MPI_ERR_TRUNCATE)
+      throw RuntimeError("rank " + std::to_string(peer) + " sent more than " +
+                         std::to_string(n) + " bytes of tensor " +
+                         std::to_string(tag) +
+                         " (ranks run different plans?)");
+    check(rc, "MPI_Recv");
     int got = 0;
     MPI_Get_count(&st, MPI_BYTE, &got);
     if (got != n)
@@ -141,7 +182,8 @@ namespace {
 /// The requests of one message (several pieces past 1 GiB).
 class MpiWork final : public Work {
 public:
-  explicit MpiWork(int peer) : peer(peer) {}
+  MpiWork(int peer, int me, double timeout)
+      : peer(peer), me(me), timeout(timeout) {}
   std::vector<MPI_Request> requests;
   bool test() override {
     int done = 0;
@@ -151,6 +193,22 @@ public:
     return done != 0;
   }
   void wait() override {
+    if (timeout > 0) {
+      // Against the deadline: MPI_Waitall would wait forever on a peer
+      // that stopped.
+      int64_t until = CoreTurns::now() + int64_t(timeout * 1e9);
+      for (int spin = 0; !test(); ++spin) {
+        sched_yield();
+        if ((spin & 63) == 0 && CoreTurns::now() > until)
+          throw RuntimeError("rank " + std::to_string(me) +
+                             ": a transfer with rank " + std::to_string(peer) +
+                             " did not complete within " +
+                             std::to_string(int(timeout)) +
+                             " s (FRENZY_COMM_TIMEOUT): the peer died or "
+                             "stopped");
+      }
+      return;
+    }
     check(MPI_Waitall(int(requests.size()), requests.data(),
                       MPI_STATUSES_IGNORE),
           ("MPI_Waitall (peer rank " + std::to_string(peer) + ")").c_str());
@@ -163,13 +221,15 @@ public:
   }
 
 private:
-  int peer;
+  int peer, me;
+  double timeout;
 };
 
 /// Posts `post(offset, count)` for each piece of a message.
 template <class F>
-std::unique_ptr<Work> pieces(int peer, int64_t bytes, F post) {
-  auto w = std::make_unique<MpiWork>(peer);
+std::unique_ptr<Work> pieces(int peer, int me, double timeout, int64_t bytes,
+                             F post) {
+  auto w = std::make_unique<MpiWork>(peer, me, timeout);
   for (int64_t off = 0; off < bytes || off == 0; off += kPiece) {
     MPI_Request r;
     post(off, int(std::min(kPiece, bytes - off)), &r);
@@ -184,7 +244,7 @@ std::unique_ptr<Work> pieces(int peer, int64_t bytes, F post) {
 std::unique_ptr<Work> MpiComm::isend(const void *data, int64_t bytes, int peer,
                                      int tag) {
   const char *d = static_cast<const char *>(data);
-  auto w = pieces(peer, bytes, [&](int64_t off, int n, MPI_Request *r) {
+  auto w = pieces(peer, me, timeout, bytes, [&](int64_t off, int n, MPI_Request *r) {
     check(MPI_Isend(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, r),
           "MPI_Isend");
   });
@@ -196,7 +256,7 @@ std::unique_ptr<Work> MpiComm::isend(const void *data, int64_t bytes, int peer,
 std::unique_ptr<Work> MpiComm::irecv(void *data, int64_t bytes, int peer,
                                      int tag) {
   char *d = static_cast<char *>(data);
-  return pieces(peer, bytes, [&](int64_t off, int n, MPI_Request *r) {
+  return pieces(peer, me, timeout, bytes, [&](int64_t off, int n, MPI_Request *r) {
     check(MPI_Irecv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, r),
           "MPI_Irecv");
   });
@@ -215,9 +275,17 @@ void MpiComm::probe(int peer, int tag, double napUntil) {
 }
 
 void MpiComm::probe(int peer, int tag) {
+  auto what = [&] {
+    return "no message from rank " + std::to_string(peer) + " (tag " +
+           std::to_string(tag) + ")";
+  };
   if (active) {
     if (!arrived(peer, tag)) // no wait: the core is kept
-      waitWithoutCore([&] { return arrived(peer, tag); });
+      waitWithoutCore([&] { return arrived(peer, tag); }, what());
+    return;
+  }
+  if (timeout > 0) {
+    waitFor([&] { return arrived(peer, tag); }, what());
     return;
   }
   check(MPI_Probe(peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Probe");
@@ -236,8 +304,10 @@ bool MpiComm::testSends() {
     check(MPI_Testall(int(p.requests.size()), p.requests.data(), &done,
                       MPI_STATUSES_IGNORE),
           "MPI_Testall");
-    if (!done)
+    if (!done) {
+      stuckPeer = p.peer;
       return false;
+    }
   }
   return true;
 }
@@ -254,7 +324,9 @@ void MpiComm::waitSends() {
     while (!done && CoreTurns::now() < until)
       done = testSends();
     if (!done)
-      waitWithoutCore([&] { return testSends(); });
+      waitWithoutCore([&] { return testSends(); }, sendsStuck());
+  } else if (timeout > 0 && !testSends()) {
+    waitFor([&] { return testSends(); }, sendsStuck());
   }
   for (Pending &p : pending) {
     check(MPI_Waitall(int(p.requests.size()), p.requests.data(),
@@ -264,6 +336,11 @@ void MpiComm::waitSends() {
       spare.push_back(std::move(p.data));
   }
   pending.clear();
+}
+
+std::string MpiComm::sendsStuck() const {
+  return "a message to rank " + std::to_string(stuckPeer) +
+         " was not received";
 }
 
 MPI_Comm MpiComm::mpi(Group g) const {
@@ -285,6 +362,10 @@ Group MpiComm::group(const std::vector<int32_t> &ranks, int tag) {
   MPI_Group_free(&world);
   groups.push_back(c);
   groupTags[c] = tag;
+  std::string names;
+  for (int32_t x : ranks)
+    names += (names.empty() ? "[" : ",") + std::to_string(x);
+  groupRanks[c] = names + "]";
   return Group{int(groups.size() - 1)};
 }
 
@@ -295,8 +376,21 @@ uint64_t MpiComm::collectiveId(MPI_Comm c) {
 }
 
 void MpiComm::arrive(MPI_Comm c) {
-  if (!active) {
+  if (!active && timeout <= 0) {
     check(MPI_Barrier(c), "MPI_Barrier");
+    return;
+  }
+  if (!active) {
+    MPI_Request r;
+    check(MPI_Ibarrier(c, &r), "MPI_Ibarrier");
+    waitFor(
+        [&] {
+          int done = 0;
+          check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test");
+          return done != 0;
+        },
+        "a member of the collective over " + groupName(c) +
+            " did not arrive");
     return;
   }
   uint64_t id = collectiveId(c);
@@ -311,7 +405,9 @@ void MpiComm::arrive(MPI_Comm c) {
   if (test())
     return; // the last to arrive keeps its core
   active->release(CoreTurns::now(), id);
-  sleepUntil(test, *active);
+  if (!sleepUntil(test, *active, deadline()))
+    timedOut("a member of the collective over " + groupName(c) +
+             " did not arrive");
 }
 
 NodeAllReduce *MpiComm::nodeSum(MPI_Comm c, int elemBytes, int64_t bytes) {
@@ -334,12 +430,12 @@ void MpiComm::sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
   if (active)
     if (NodeAllReduce *s =
             nodeSum(comm, int(sizeof(T)), n * int64_t(sizeof(T)))) {
-      s->sum(data, n, *active, collectiveId(comm), arrived);
+      s->sum(data, n, active, collectiveId(comm), arrived);
       return;
     }
   // With turns every reduction waits for its members first (without the
   // core); the sum itself then runs with all of them polling.
-  if (active || arrived) {
+  if (active || arrived || timeout > 0) {
     arrive(comm);
     if (arrived)
       arrived(0);
@@ -365,7 +461,7 @@ void MpiComm::allReduceSum(double *data, int64_t n, Group g,
 
 void MpiComm::allReduceMax(int64_t *data, int64_t n, Group g) {
   MPI_Comm c = mpi(g);
-  if (active)
+  if (active || timeout > 0)
     arrive(c);
   check(MPI_Allreduce(MPI_IN_PLACE, data, int(n), MPI_INT64_T, MPI_MAX, c),
         "MPI_Allreduce");
@@ -375,7 +471,7 @@ void MpiComm::allReduceMax(int64_t *data, int64_t n, Group g) {
 
 void MpiComm::broadcast(void *data, int64_t bytes, int root, Group g) {
   MPI_Comm c = mpi(g);
-  if (active)
+  if (active || timeout > 0)
     arrive(c);
   char *d = static_cast<char *>(data);
   for (int64_t off = 0; off < bytes; off += kPiece)
@@ -387,7 +483,7 @@ void MpiComm::broadcast(void *data, int64_t bytes, int root, Group g) {
 }
 
 std::vector<int64_t> MpiComm::gather(int64_t value) {
-  if (active)
+  if (active || timeout > 0)
     arrive(MPI_COMM_WORLD);
   std::vector<int64_t> all(me == 0 ? worldSize : 0);
   check(MPI_Gather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0,
@@ -428,6 +524,11 @@ void MpiComm::barrier(Group g) {
 }
 
 bool MpiComm::startCoreTurns(bool wanted, int cores) {
+  // Turns of an earlier start are freed first (collectively, before the new
+  // ones: a rank holding a new turn inside the old window's free would keep
+  // its core-mates from arriving there).
+  active = nullptr;
+  turns.reset();
   turns = CoreTurns::create(wanted, cores);
   active = turns.get();
   return active != nullptr;

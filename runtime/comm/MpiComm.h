@@ -76,6 +76,10 @@ public:
   bool startCoreTurns(bool wanted, int cores) override;
   void stopCoreTurns() override;
   const CoreTurns *coreTurns() const { return turns.get(); }
+  /// The turns in force (null when off or stopped), for ShmComm.
+  CoreTurns *activeTurns() const { return active; }
+  /// The MPI communicator of a group, for the shared-memory transport.
+  MPI_Comm handle(Group g) const { return mpi(g); }
   void giveUpCore() override;
   void takeBackCore() override;
 
@@ -83,7 +87,9 @@ public:
 
 private:
   int me = 0, worldSize = 1;
+  double timeout = 0; // FRENZY_COMM_TIMEOUT seconds; 0: MPI waits as ever
   struct Pending {
+    int peer = -1;
     std::vector<char> data;
     std::vector<MPI_Request> requests;
   };
@@ -106,8 +112,17 @@ private:
   /// the others are not there yet.
   void arrive(MPI_Comm c);
   bool testSends();
-  /// Gives the core up, waits until `done()` asleep, takes the core back.
-  template <class F> void waitWithoutCore(F done);
+  /// Gives the core up, waits until `done()` asleep, takes the core back;
+  /// past the timeout throws `what`.
+  template <class F> void waitWithoutCore(F done, const std::string &what);
+  /// Polls `done()` until the timeout; then throws `what`.
+  template <class F> void waitFor(F done, const std::string &what);
+  int64_t deadline() const; // CoreTurns::now() ns; 0: none
+  [[noreturn]] void timedOut(const std::string &what) const;
+  int stuckPeer = -1; // the peer of the first undelivered send
+  std::string sendsStuck() const;
+  std::map<MPI_Comm, std::string> groupRanks; // "[0,2]", for messages
+  std::string groupName(MPI_Comm c) const;
   /// Sums `n` elements of `type` over `comm` (the two allReduceSum).
   template <class T>
   void sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
