@@ -58,6 +58,7 @@ void KernelArgs::fail(const std::string &what) const {
 const KernelTable &kernelTable() {
   static const KernelTable table = [] {
     KernelTable t;
+    // One call per group macro of Ops.def; OpsTest checks none is missed.
     registerElementwiseKernels(t);
     registerNNKernels(t);
     registerMovementKernels(t);

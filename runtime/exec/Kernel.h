@@ -1,18 +1,19 @@
 //===- Kernel.h - how the executor calls a kernel ---------------*- C++ -*-===//
 //
-// Every plan instruction names a kernel; a kernel is a plain function that
-// reads its tensors and attributes from KernelArgs. Kernels register in
-// groups (one file per group) into one table keyed by op name.
+// Every plan instruction names an op (Ops.def); its CPU kernel is a plain
+// function that reads its tensors and attributes from KernelArgs. Each
+// group file (<Group>Kernels.cpp) fills the table entries of its group of
+// Ops.def, so every op in the list has a kernel or the build fails.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_EXEC_KERNEL_H
 #define FRENZY_RUNTIME_EXEC_KERNEL_H
 
+#include "Ops.h"
 #include "Tensor.h"
 
 #include <functional>
 #include <map>
-#include <unordered_map>
 
 namespace frenzy::rt {
 
@@ -75,9 +76,9 @@ struct KernelArgs {
 };
 
 using KernelFn = void (*)(KernelArgs &);
-using KernelTable = std::unordered_map<std::string, KernelFn>;
+using KernelTable = OpTable<KernelFn>;
 
-/// The table of every kernel (built once).
+/// The CPU kernel of every op of Ops.def (built once).
 const KernelTable &kernelTable();
 
 /// PyTorch's clip_grad_norm_ factor for a global gradient norm.

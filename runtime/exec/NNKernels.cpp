@@ -226,20 +226,8 @@ void crossEntropyGrad(KernelArgs &a) {
 } // namespace
 
 void registerNNKernels(KernelTable &t) {
-  t["matmul"] = matmul;
-  t["gemm"] = gemm;
-  t["layer_norm"] = layerNorm;
-  t["layer_norm_grad"] = layerNormGrad;
-  t["rms_norm"] = rmsNorm;
-  t["rms_norm_grad"] = rmsNormGrad;
-  t["softmax"] = softmax<false>;
-  t["log_softmax"] = softmax<true>;
-  t["softmax_grad"] = softmaxGrad;
-  t["swiglu"] = swiglu;
-  t["attention"] = attention;
-  t["attention_grad"] = attentionGrad;
-  t["softmax_cross_entropy_loss"] = crossEntropy;
-  t["cross_entropy_grad"] = crossEntropyGrad;
+#define FRENZY_NN_OP(Id, Name, Where, Kernel, ...) t[OpId::Id] = Kernel;
+#include "Ops.def"
 }
 
 } // namespace frenzy::rt

@@ -288,25 +288,11 @@ void tpAllReduce(DevOp &d) {
 
 } // namespace
 
-void addNNOps(std::unordered_map<std::string, CudaOp> &t) {
-  t["matmul"] = matmul;
-  t["gemm"] = gemm;
-  t["layer_norm"] = layerNorm;
-  t["layer_norm_grad"] = layerNormGrad;
-  t["rms_norm"] = rmsNorm;
-  t["rms_norm_grad"] = rmsNormGrad;
-  t["softmax"] = softmax<false>;
-  t["log_softmax"] = softmax<true>;
-  t["softmax_grad"] = softmaxGrad;
-  t["swiglu"] = swiglu;
-  t["attention"] = attention;
-  t["attention_grad"] = attentionGrad;
-  t["softmax_cross_entropy_loss"] = crossEntropy;
-  t["cross_entropy_grad"] = crossEntropyGrad;
-  t["clip_grad_norm"] = clipGradNorm;
-  t["adamw_update"] = adamw;
-  t["sgd_update"] = sgd;
-  t["tp_all_reduce"] = tpAllReduce;
+void addNNOps(CudaOpTable &t) {
+#define FRENZY_NN_OP FRENZY_CUDA_FILL
+#define FRENZY_OPTIMIZER_OP FRENZY_CUDA_FILL
+#define FRENZY_PARALLEL_OP FRENZY_CUDA_FILL
+#include "Ops.def"
 }
 
 } // namespace frenzy::rt::cuda
