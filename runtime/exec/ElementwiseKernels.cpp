@@ -32,18 +32,7 @@ void activationGrad(KernelArgs &a) {
 }
 
 cpu::DType cpuType(const KernelArgs &a, plan::DType t) {
-  switch (t) {
-  case plan::F32:
-    return cpu::DType::F32;
-  case plan::I64:
-    return cpu::DType::I64;
-  case plan::I32:
-    return cpu::DType::I32;
-  case plan::BOOL:
-    return cpu::DType::Bool;
-  default:
-    a.fail(std::string("the CPU backend has no ") + dtypeName(t) + " kernels");
-  }
+  return a.elementType(t, "CPU", "kernels");
 }
 
 /// The tensor's data as `type`: itself, or converted into `tmp`. Mixed-type

@@ -11,6 +11,7 @@
 
 #include "Ops.h"
 #include "Tensor.h"
+#include "TensorOps.h"
 
 #include <functional>
 #include <map>
@@ -73,6 +74,11 @@ struct KernelArgs {
   std::vector<int64_t> ints(const char *name) const;
   /// Throws a RuntimeError naming the instruction.
   [[noreturn]] void fail(const std::string &what) const;
+  /// `t` as runtime/cpu (and the CUDA kernels) name element types; for one
+  /// they have none of (bf16, f16 plan tensors) fails with "the <backend>
+  /// backend has no <dtype> <what>".
+  cpu::DType elementType(plan::DType t, const char *backend,
+                         const char *what) const;
 };
 
 using KernelFn = void (*)(KernelArgs &);

@@ -85,19 +85,7 @@ void where(DevOp &d) {
 }
 
 cpu::DType cpuType(const DevOp &d, plan::DType t) {
-  switch (t) {
-  case plan::F32:
-    return cpu::DType::F32;
-  case plan::I64:
-    return cpu::DType::I64;
-  case plan::I32:
-    return cpu::DType::I32;
-  case plan::BOOL:
-    return cpu::DType::Bool;
-  default:
-    d.args.fail(std::string("the CUDA backend has no ") + dtypeName(t) +
-                " casts");
-  }
+  return d.args.elementType(t, "CUDA", "casts");
 }
 
 void cast(DevOp &d) {
