@@ -15,7 +15,8 @@
 // A float tensor is stored in the type its producer writes it in unless it
 // must be f32; the executor casts an operand whose storage differs from
 // what its op takes (castFloat), before the op for inputs, after it for
-// results.
+// results. Each op's class (compute, move, f32) and its always-f32
+// operands are columns of runtime/exec/Ops.def.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_CUDA_HOST_PRECISIONPLAN_H
