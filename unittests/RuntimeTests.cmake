@@ -24,7 +24,10 @@ endfunction()
 frenzy_runtime_test(FrenzyRuntimeTests
   SOURCES runtime/CpuKernelsTest.cpp runtime/TensorOpsTest.cpp
           runtime/TensorOpsMovementTest.cpp runtime/CudaCounterRngTest.cpp
-  LIBS FrenzyCpuKernels)
+          runtime/OpsTest.cpp
+  # OpsTest walks the op list through the executor's tables (FrenzyExec:
+  # no MLIR either).
+  LIBS FrenzyCpuKernels FrenzyExec)
 target_include_directories(FrenzyRuntimeTests PRIVATE
   ${FRENZY_SOURCE_DIR}/runtime/cuda/kernels)
 

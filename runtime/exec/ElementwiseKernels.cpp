@@ -32,18 +32,7 @@ void activationGrad(KernelArgs &a) {
 }
 
 cpu::DType cpuType(const KernelArgs &a, plan::DType t) {
-  switch (t) {
-  case plan::F32:
-    return cpu::DType::F32;
-  case plan::I64:
-    return cpu::DType::I64;
-  case plan::I32:
-    return cpu::DType::I32;
-  case plan::BOOL:
-    return cpu::DType::Bool;
-  default:
-    a.fail(std::string("the CPU backend has no ") + dtypeName(t) + " kernels");
-  }
+  return a.elementType(t, "CPU", "kernels");
 }
 
 /// The tensor's data as `type`: itself, or converted into `tmp`. Mixed-type
@@ -147,49 +136,8 @@ void unbroadcast(KernelArgs &a) {
 } // namespace
 
 void registerElementwiseKernels(KernelTable &t) {
-  using U = cpu::UnaryKind;
-  t["neg"] = unary<U::Neg>;
-  t["abs"] = unary<U::Abs>;
-  t["exp"] = unary<U::Exp>;
-  t["log"] = unary<U::Log>;
-  t["sqrt"] = unary<U::Sqrt>;
-  t["reciprocal"] = unary<U::Reciprocal>;
-  t["tanh"] = unary<U::Tanh>;
-  t["erf"] = unary<U::Erf>;
-  t["sigmoid"] = unary<U::Sigmoid>;
-  t["relu"] = unary<U::Relu>;
-  t["sin"] = unary<U::Sin>;
-  t["cos"] = unary<U::Cos>;
-  t["silu"] = unary<U::Silu>;
-  t["gelu"] = gelu;
-  t["activation_grad"] = activationGrad;
-  using B = cpu::BinaryKind;
-  t["add"] = binary<B::Add>;
-  t["sub"] = binary<B::Sub>;
-  t["mul"] = binary<B::Mul>;
-  t["div"] = binary<B::Div>;
-  t["pow"] = binary<B::Pow>;
-  t["max"] = binary<B::Max>;
-  t["min"] = binary<B::Min>;
-  using C = cpu::CompareKind;
-  t["equal"] = compare<C::Equal>;
-  t["less"] = compare<C::Less>;
-  t["less_equal"] = compare<C::LessEqual>;
-  t["greater"] = compare<C::Greater>;
-  t["greater_equal"] = compare<C::GreaterEqual>;
-  t["and"] = logic<cpu::LogicKind::And>;
-  t["or"] = logic<cpu::LogicKind::Or>;
-  t["not"] = logicalNot;
-  t["where"] = where;
-  t["cast"] = cast;
-  t["dropout"] = dropout;
-  t["trilu"] = trilu;
-  using R = cpu::ReduceKind;
-  t["reduce_sum"] = reduce<R::Sum>;
-  t["reduce_mean"] = reduce<R::Mean>;
-  t["reduce_max"] = reduce<R::Max>;
-  t["reduce_min"] = reduce<R::Min>;
-  t["unbroadcast"] = unbroadcast;
+#define FRENZY_ELEMENTWISE_OP(Id, Name, Where, Kernel, ...) t[OpId::Id] = Kernel;
+#include "Ops.def"
 }
 
 } // namespace frenzy::rt

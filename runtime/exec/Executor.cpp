@@ -119,12 +119,12 @@ Executor::Executor(const plan::Plan &p, std::vector<int32_t> instrs,
   opClass.assign(prog.instrs_size(), 0);
   for (int32_t i : order) {
     const plan::Instr &in = prog.instrs(i);
-    auto it = table.find(in.op());
-    if (it == table.end())
+    std::optional<OpId> op = opId(in.op());
+    if (!op)
       throw RuntimeError("plan needs kernel '" + in.op() +
                          "' (node '" + in.node() +
                          "'), which this runtime does not have");
-    kernels[i] = it->second;
+    kernels[i] = table[*op];
     opClass[i] = uint8_t(plan::opClassOf(in.op()));
     for (int32_t id : in.inputs())
       if (id < 0 || id >= n)

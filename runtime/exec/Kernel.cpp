@@ -55,9 +55,27 @@ void KernelArgs::fail(const std::string &what) const {
   throw RuntimeError(where + ": " + what);
 }
 
+cpu::DType KernelArgs::elementType(plan::DType t, const char *backend,
+                                   const char *what) const {
+  switch (t) {
+  case plan::F32:
+    return cpu::DType::F32;
+  case plan::I64:
+    return cpu::DType::I64;
+  case plan::I32:
+    return cpu::DType::I32;
+  case plan::BOOL:
+    return cpu::DType::Bool;
+  default:
+    fail(std::string("the ") + backend + " backend has no " + dtypeName(t) +
+         " " + what);
+  }
+}
+
 const KernelTable &kernelTable() {
   static const KernelTable table = [] {
     KernelTable t;
+    // One call per group macro of Ops.def; OpsTest checks none is missed.
     registerElementwiseKernels(t);
     registerNNKernels(t);
     registerMovementKernels(t);

@@ -1,18 +1,20 @@
 //===- Kernel.h - how the executor calls a kernel ---------------*- C++ -*-===//
 //
-// Every plan instruction names a kernel; a kernel is a plain function that
-// reads its tensors and attributes from KernelArgs. Kernels register in
-// groups (one file per group) into one table keyed by op name.
+// Every plan instruction names an op (Ops.def); its CPU kernel is a plain
+// function that reads its tensors and attributes from KernelArgs. Each
+// group file (<Group>Kernels.cpp) fills the table entries of its group of
+// Ops.def, so every op in the list has a kernel or the build fails.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_EXEC_KERNEL_H
 #define FRENZY_RUNTIME_EXEC_KERNEL_H
 
+#include "Ops.h"
 #include "Tensor.h"
+#include "TensorOps.h"
 
 #include <functional>
 #include <map>
-#include <unordered_map>
 
 namespace frenzy::rt {
 
@@ -72,12 +74,17 @@ struct KernelArgs {
   std::vector<int64_t> ints(const char *name) const;
   /// Throws a RuntimeError naming the instruction.
   [[noreturn]] void fail(const std::string &what) const;
+  /// `t` as runtime/cpu (and the CUDA kernels) name element types; for one
+  /// they have none of (bf16, f16 plan tensors) fails with "the <backend>
+  /// backend has no <dtype> <what>".
+  cpu::DType elementType(plan::DType t, const char *backend,
+                         const char *what) const;
 };
 
 using KernelFn = void (*)(KernelArgs &);
-using KernelTable = std::unordered_map<std::string, KernelFn>;
+using KernelTable = OpTable<KernelFn>;
 
-/// The table of every kernel (built once).
+/// The CPU kernel of every op of Ops.def (built once).
 const KernelTable &kernelTable();
 
 /// PyTorch's clip_grad_norm_ factor for a global gradient norm.

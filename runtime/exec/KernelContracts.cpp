@@ -547,39 +547,14 @@ void update(C &c) {
 
 } // namespace
 
-const std::unordered_map<std::string, ContractFn> &kernelContracts() {
-  static const std::unordered_map<std::string, ContractFn> table = {
-      {"neg", unary}, {"abs", unary}, {"exp", unary}, {"log", unary},
-      {"sqrt", unary}, {"reciprocal", unary}, {"tanh", unary},
-      {"erf", unary}, {"sigmoid", unary}, {"relu", unary}, {"sin", unary},
-      {"cos", unary}, {"silu", unary}, {"gelu", unary},
-      {"activation_grad", activationGrad},
-      {"add", binary}, {"sub", binary}, {"mul", binary}, {"div", binary},
-      {"pow", binary}, {"max", binary}, {"min", binary},
-      {"equal", compare}, {"less", compare}, {"less_equal", compare},
-      {"greater", compare}, {"greater_equal", compare},
-      {"and", logic}, {"or", logic}, {"not", logicalNot},
-      {"where", where}, {"cast", cast}, {"dropout", dropout},
-      {"trilu", trilu},
-      {"reduce_sum", reduce}, {"reduce_mean", reduce},
-      {"reduce_max", reduce}, {"reduce_min", reduce},
-      {"unbroadcast", unbroadcast},
-      {"matmul", matmul}, {"gemm", gemm},
-      {"layer_norm", layerNorm}, {"layer_norm_grad", layerNormGrad},
-      {"rms_norm", rmsNorm}, {"rms_norm_grad", rmsNormGrad},
-      {"softmax", softmax}, {"log_softmax", softmax},
-      {"softmax_grad", softmaxGrad}, {"swiglu", swiglu},
-      {"attention", attention}, {"attention_grad", attentionGrad},
-      {"softmax_cross_entropy_loss", crossEntropy},
-      {"cross_entropy_grad", crossEntropyGrad},
-      {"reshape", copy}, {"squeeze", copy}, {"unsqueeze", copy},
-      {"transpose", transpose}, {"expand", expand}, {"slice", slice},
-      {"slice_grad", sliceGrad}, {"concat", concat}, {"split", split},
-      {"gather", gather}, {"gather_grad", gatherGrad},
-      {"clip_grad_norm", clipGradNorm}, {"adamw_update", update},
-      {"sgd_update", update},
-      {"tp_copy", copy}, {"tp_all_reduce", tpAllReduce},
-  };
+const ContractTable &kernelContracts() {
+  // Ops.def's Contract column: an op without a contract does not compile.
+  static const ContractTable table = [] {
+    ContractTable t;
+#define FRENZY_OP(Id, Name, Where, Kernel, Contract, ...) t[OpId::Id] = Contract;
+#include "Ops.def"
+    return t;
+  }();
   return table;
 }
 

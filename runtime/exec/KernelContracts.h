@@ -5,18 +5,18 @@
 // instruction against its kernel's contract before anything is allocated:
 // operand and result counts, dtypes, shapes (results exactly what the
 // kernel writes, operands what it reads) and attributes (present, of the
-// kind the kernel reads, in range). One contract per kernel name of
-// kernelTable(); a kernel without a contract is refused.
+// kind the kernel reads, in range). One contract per op of Ops.def (its
+// Contract column).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_EXEC_KERNELCONTRACTS_H
 #define FRENZY_RUNTIME_EXEC_KERNELCONTRACTS_H
 
+#include "Ops.h"
 #include "plan.pb.h"
 
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace frenzy::rt {
@@ -57,8 +57,9 @@ struct ContractCheck {
 };
 
 using ContractFn = void (*)(ContractCheck &);
-/// Contracts by kernel name (the keys of kernelTable()).
-const std::unordered_map<std::string, ContractFn> &kernelContracts();
+using ContractTable = OpTable<ContractFn>;
+/// The contract of every op of Ops.def.
+const ContractTable &kernelContracts();
 
 /// numpy broadcasting of two shapes; false when they do not broadcast.
 bool broadcastShapes(const Shape &a, const Shape &b, Shape &out);

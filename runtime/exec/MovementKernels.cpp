@@ -86,17 +86,8 @@ void gatherGrad(KernelArgs &a) {
 } // namespace
 
 void registerMovementKernels(KernelTable &t) {
-  t["reshape"] = copy;
-  t["squeeze"] = copy;
-  t["unsqueeze"] = copy;
-  t["transpose"] = transpose;
-  t["expand"] = expand;
-  t["slice"] = slice;
-  t["slice_grad"] = sliceGrad;
-  t["concat"] = concat;
-  t["split"] = split;
-  t["gather"] = gather;
-  t["gather_grad"] = gatherGrad;
+#define FRENZY_MOVEMENT_OP(Id, Name, Where, Kernel, ...) t[OpId::Id] = Kernel;
+#include "Ops.def"
 }
 
 } // namespace frenzy::rt

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 #include "Kernels.h"
+#include "NNArgs.h"
 #include "TensorOps.h"
 
 #include <algorithm>
@@ -15,13 +16,6 @@
 
 namespace frenzy::rt {
 namespace {
-
-int64_t prod(const std::vector<int64_t> &s, size_t from, size_t to) {
-  int64_t n = 1;
-  for (size_t i = from; i < to; ++i)
-    n *= s[i];
-  return n;
-}
 
 void matmul(KernelArgs &a) {
   cpu::matmulF32(a.out[0]->f32(), a.out[0]->shape, a.in[0]->f32(),
@@ -40,12 +34,6 @@ void gemm(KernelArgs &a) {
   }
   cpu::gemm(ta, tb, M, N, K, float(a.f("alpha")), A.f32(), B.f32(), beta,
             Y.f32());
-}
-
-/// Rows and row width of a normalisation over dims [axis, rank).
-std::pair<int64_t, int64_t> normRows(KernelArgs &a, const Tensor &x) {
-  size_t axis = a.i("axis");
-  return {prod(x.shape, 0, axis), prod(x.shape, axis, x.shape.size())};
 }
 
 void layerNorm(KernelArgs &a) {
@@ -102,55 +90,21 @@ void swiglu(KernelArgs &a) {
     y[i] *= up[i];
 }
 
-/// Attention geometry from q, k, v and the optional mask (operand 4): a mask
-/// that is one [Tq, Tk] matrix is shared by all heads; any other broadcast
-/// shape is expanded to one matrix per head into `expanded`.
+/// attentionGeometry with the mask in host memory: a mask that is not one
+/// [Tq, Tk] matrix shared by all heads is expanded into `expanded`.
 cpu::AttentionConfig attentionConfig(KernelArgs &a, size_t first,
                                      std::vector<uint64_t> &expanded) {
-  const Tensor &q = *a.in[first], &k = *a.in[first + 1], &v = *a.in[first + 2];
-  size_t r = q.shape.size();
-  cpu::AttentionConfig c;
-  c.Tq = q.shape[r - 2];
-  c.D = q.shape[r - 1];
-  c.Tk = k.shape[r - 2];
-  c.Dv = v.shape[r - 1];
-  c.BH = q.numel() / (c.Tq * c.D);
-  if (k.numel() != c.BH * c.Tk * c.D || v.numel() != c.BH * c.Tk * c.Dv)
-    a.fail("q, k and v must have the same batch and head dims (got " +
-           q.describe() + ", " + k.describe() + ", " + v.describe() + ")");
-  c.scale = float(a.f("scale"));
-  c.causal = a.i("causal", 0);
-  c.dropout = float(a.f("dropout", 0.0));
-  c.seed = a.ctx.streamSeed(a.i("seed", 0));
-  // Heads are dim -3 of [batch, heads, T, D]; without it every bh is its
-  // own row.
-  c.headsLocal = r >= 4 ? q.shape[r - 3] : 1;
-  int64_t parts = a.i("tp_parts", 1);
-  c.headsTotal = c.headsLocal * parts;
-  c.headStart = a.ctx.tpRank * c.headsLocal;
-  c.firstRow = a.ctx.microBatch && r >= 4
-                   ? a.ctx.sampleOffset
-                   : int64_t(a.ctx.elementOffset(c.BH));
-  if (a.in.size() > first + 3) {
-    const Tensor &m = *a.in[first + 3];
-    const void *data = m.data();
-    size_t mr = m.shape.size();
-    bool shared = m.numel() == c.Tq * c.Tk && mr >= 2 &&
-                  m.shape[mr - 2] == c.Tq && m.shape[mr - 1] == c.Tk;
-    if (!shared) {
-      std::vector<int64_t> full(q.shape.begin(), q.shape.end() - 2);
-      full.push_back(c.Tq);
-      full.push_back(c.Tk);
-      int eb = elementBytes(m.dtype);
-      expanded.assign((c.BH * c.Tq * c.Tk * eb + 7) / 8, 0);
-      cpu::expand(expanded.data(), full, m.data(), m.shape, eb);
-      data = expanded.data();
-      c.maskHeads = c.BH;
+  cpu::AttentionConfig c = attentionGeometry(a, first);
+  if (const Tensor *m = attentionMask(a, first)) {
+    std::vector<int64_t> full = maskExpansion(c, *a.in[first], *m);
+    if (full.empty()) {
+      attachMask(c, m->dtype, m->data(), 1);
+      return c;
     }
-    if (m.dtype == plan::BOOL)
-      c.mask = static_cast<const uint8_t *>(data);
-    else
-      c.bias = static_cast<const float *>(data);
+    int eb = elementBytes(m->dtype);
+    expanded.assign((c.BH * c.Tq * c.Tk * eb + 7) / 8, 0);
+    cpu::expand(expanded.data(), full, m->data(), m->shape, eb);
+    attachMask(c, m->dtype, expanded.data(), c.BH);
   }
   return c;
 }
@@ -225,21 +179,75 @@ void crossEntropyGrad(KernelArgs &a) {
 
 } // namespace
 
+int64_t dimProduct(const std::vector<int64_t> &shape, size_t from,
+                   size_t to) {
+  int64_t n = 1;
+  for (size_t i = from; i < to; ++i)
+    n *= shape[i];
+  return n;
+}
+
+std::pair<int64_t, int64_t> normRows(const KernelArgs &a, const Tensor &x) {
+  size_t axis = size_t(a.i("axis"));
+  return {dimProduct(x.shape, 0, axis),
+          dimProduct(x.shape, axis, x.shape.size())};
+}
+
+cpu::AttentionConfig attentionGeometry(const KernelArgs &a, size_t first) {
+  const Tensor &q = *a.in[first], &k = *a.in[first + 1], &v = *a.in[first + 2];
+  size_t r = q.shape.size();
+  cpu::AttentionConfig c;
+  c.Tq = q.shape[r - 2];
+  c.D = q.shape[r - 1];
+  c.Tk = k.shape[r - 2];
+  c.Dv = v.shape[r - 1];
+  c.BH = q.numel() / (c.Tq * c.D);
+  if (k.numel() != c.BH * c.Tk * c.D || v.numel() != c.BH * c.Tk * c.Dv)
+    a.fail("q, k and v must have the same batch and head dims (got " +
+           q.describe() + ", " + k.describe() + ", " + v.describe() + ")");
+  c.scale = float(a.f("scale"));
+  c.causal = a.i("causal", 0);
+  c.dropout = float(a.f("dropout", 0.0));
+  c.seed = a.ctx.streamSeed(a.i("seed", 0));
+  // Heads are dim -3 of [batch, heads, T, D]; without it every bh is its
+  // own row.
+  c.headsLocal = r >= 4 ? q.shape[r - 3] : 1;
+  c.headsTotal = c.headsLocal * a.i("tp_parts", 1);
+  c.headStart = a.ctx.tpRank * c.headsLocal;
+  c.firstRow = a.ctx.microBatch && r >= 4
+                   ? a.ctx.sampleOffset
+                   : int64_t(a.ctx.elementOffset(c.BH));
+  return c;
+}
+
+const Tensor *attentionMask(const KernelArgs &a, size_t first) {
+  return a.in.size() > first + 3 ? a.in[first + 3] : nullptr;
+}
+
+std::vector<int64_t> maskExpansion(const cpu::AttentionConfig &c,
+                                   const Tensor &q, const Tensor &mask) {
+  size_t mr = mask.shape.size();
+  if (mask.numel() == c.Tq * c.Tk && mr >= 2 && mask.shape[mr - 2] == c.Tq &&
+      mask.shape[mr - 1] == c.Tk)
+    return {};
+  std::vector<int64_t> full(q.shape.begin(), q.shape.end() - 2);
+  full.push_back(c.Tq);
+  full.push_back(c.Tk);
+  return full;
+}
+
+void attachMask(cpu::AttentionConfig &c, plan::DType dtype, const void *data,
+                int64_t heads) {
+  c.maskHeads = heads;
+  if (dtype == plan::BOOL)
+    c.mask = static_cast<const uint8_t *>(data);
+  else
+    c.bias = static_cast<const float *>(data);
+}
+
 void registerNNKernels(KernelTable &t) {
-  t["matmul"] = matmul;
-  t["gemm"] = gemm;
-  t["layer_norm"] = layerNorm;
-  t["layer_norm_grad"] = layerNormGrad;
-  t["rms_norm"] = rmsNorm;
-  t["rms_norm_grad"] = rmsNormGrad;
-  t["softmax"] = softmax<false>;
-  t["log_softmax"] = softmax<true>;
-  t["softmax_grad"] = softmaxGrad;
-  t["swiglu"] = swiglu;
-  t["attention"] = attention;
-  t["attention_grad"] = attentionGrad;
-  t["softmax_cross_entropy_loss"] = crossEntropy;
-  t["cross_entropy_grad"] = crossEntropyGrad;
+#define FRENZY_NN_OP(Id, Name, Where, Kernel, ...) t[OpId::Id] = Kernel;
+#include "Ops.def"
 }
 
 } // namespace frenzy::rt

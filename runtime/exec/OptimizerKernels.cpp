@@ -76,9 +76,8 @@ void sgd(KernelArgs &a) {
 } // namespace
 
 void registerOptimizerKernels(KernelTable &t) {
-  t["clip_grad_norm"] = clipGradNorm;
-  t["adamw_update"] = adamw;
-  t["sgd_update"] = sgd;
+#define FRENZY_OPTIMIZER_OP(Id, Name, Where, Kernel, ...) t[OpId::Id] = Kernel;
+#include "Ops.def"
 }
 
 } // namespace frenzy::rt

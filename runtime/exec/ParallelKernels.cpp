@@ -1,7 +1,8 @@
 //===- ParallelKernels.cpp - tensor-parallel communication ----------------===//
 //
-// tp_copy is a copy; tp_all_reduce sums its result over the rank's TP group
-// through the step context (the rank runner binds it to MPI).
+// tp_all_reduce sums its result over the rank's TP group through the step
+// context (the rank runner binds it to MPI). tp_copy, its forward twin, is
+// a plain copy (MovementKernels.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
@@ -10,10 +11,6 @@
 
 namespace frenzy::rt {
 namespace {
-
-void tpCopy(KernelArgs &a) {
-  std::memcpy(a.out[0]->data(), a.in[0]->data(), a.in[0]->bytes());
-}
 
 void tpAllReduce(KernelArgs &a) {
   if (a.in[0]->dtype != plan::F32)
@@ -26,8 +23,8 @@ void tpAllReduce(KernelArgs &a) {
 } // namespace
 
 void registerParallelKernels(KernelTable &t) {
-  t["tp_copy"] = tpCopy;
-  t["tp_all_reduce"] = tpAllReduce;
+#define FRENZY_PARALLEL_OP(Id, Name, Where, Kernel, ...) t[OpId::Id] = Kernel;
+#include "Ops.def"
 }
 
 } // namespace frenzy::rt

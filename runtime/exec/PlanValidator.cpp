@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 #include "PlanValidator.h"
 
-#include "Kernel.h"
 #include "KernelContracts.h"
 #include "StreamCheck.h"
 #include "plan/PlanPrograms.h"
@@ -74,15 +73,14 @@ bool checkTensors(const plan::Program &prog, const std::string &where,
 
 void checkInstrs(const plan::Program &prog, const std::string &where,
                  Found &f) {
-  const KernelTable &kernels = kernelTable();
-  const auto &contracts = kernelContracts();
+  const ContractTable &contracts = kernelContracts();
   int n = prog.tensors_size();
   for (int i = 0; i < prog.instrs_size() && !f.full(); ++i) {
     const plan::Instr &in = prog.instrs(i);
     std::string w = where + " instruction " + std::to_string(i) + " (" +
                     in.op() + ")";
-    auto c = contracts.find(in.op());
-    if (!kernels.count(in.op()) || c == contracts.end()) {
+    std::optional<OpId> op = opId(in.op());
+    if (!op) {
       f.add(w, "this runtime has no such kernel");
       continue;
     }
@@ -102,7 +100,7 @@ void checkInstrs(const plan::Program &prog, const std::string &where,
     if (!ok)
       continue;
     try {
-      c->second(check);
+      contracts[*op](check);
     } catch (const ContractViolation &e) {
       f.add(w, e.what());
     }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "Backend.h"
 #include "LaunchOptions.h"
+#include "PrecisionPlan.h"
 #include "Tensor.h"
 
 #ifdef FRENZY_HAVE_CUDA_BACKEND
@@ -40,7 +41,12 @@ int frenzy::rt::selectBackend(const Options &o, const plan::Plan &p,
   else
     a.built = true;
 #endif
-  return int(cuda::chooseBackend(o.backend, gpuType, a, rank));
+  cuda::Backend b = cuda::chooseBackend(o.backend, gpuType, a, rank);
+  // Every rank reads the same plan, so an op the CUDA backend lacks is
+  // refused here by all ranks alike, before any communicator is made.
+  if (b == cuda::Backend::Cuda)
+    cuda::requireCudaOps(p);
+  return int(b);
 }
 
 #ifndef FRENZY_HAVE_CUDA_BACKEND

@@ -121,11 +121,45 @@ TEST(PrecisionPlan, RefusesWhatItCannotRun) {
 }
 
 TEST(PrecisionPlan, TypesEveryOpOfTheCpuBackend) {
-  // Any plan the CPU backend runs has a typing here (and, in a CUDA build,
-  // an adapter: unittests/cuda/CudaOpsTest.cpp).
-  for (const auto &[name, fn] : kernelTable())
-    EXPECT_EQ(opTypings().count(name), 1u) << name;
-  EXPECT_EQ(opTypings().size(), kernelTable().size());
+  // Any op the CPU backend runs has a typing here or is refused by name
+  // (and, in a CUDA build, an adapter: unittests/cuda/CudaOpsTest.cpp).
+  for (OpId id : allOps()) {
+    Layer l;
+    addInstr(l.p, opName(id), {}, {});
+    if (opInfo(id).onCuda()) {
+      PrecisionPlan pp = planPrecision(l.p, "fp32");
+      EXPECT_EQ(pp.typing.back(), &opTyping(id)) << opName(id);
+      continue;
+    }
+    try {
+      planPrecision(l.p, "fp32");
+      ADD_FAILURE() << opName(id) << " is CpuOnly but was not refused";
+    } catch (const RuntimeError &e) {
+      EXPECT_EQ(std::string(e.what()),
+                "instruction 8 ('" + std::string(opName(id)) +
+                    "', node ''): the CUDA backend has no kernel for it; "
+                    "use --backend=cpu");
+    }
+  }
+}
+
+TEST(PrecisionPlan, RefusesAPlanNamingTheProgram) {
+  // The whole-plan check frenzy-launch makes before any communicator.
+  plan::Plan p;
+  *p.mutable_program() = Layer().p;
+  requireCudaOps(p); // one program, every op on CUDA
+  plan::Program *more = p.add_more_programs();
+  *more = Layer().p;
+  more->mutable_instrs(3)->set_op("fft");
+  more->mutable_instrs(3)->set_node("/blocks.1/fft");
+  try {
+    requireCudaOps(p);
+    FAIL();
+  } catch (const RuntimeError &e) {
+    EXPECT_STREQ(e.what(), "program 1 instruction 3 ('fft', node "
+                           "'/blocks.1/fft'): the CUDA backend has no kernel "
+                           "for it; use --backend=cpu");
+  }
 }
 
 } // namespace

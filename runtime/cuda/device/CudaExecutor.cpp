@@ -13,8 +13,8 @@ using namespace frenzy::rt::cuda;
 
 namespace {
 
-bool isUpdate(const std::string &op) {
-  return op == "adamw_update" || op == "sgd_update";
+bool isUpdate(OpId op) {
+  return op == OpId::AdamwUpdate || op == OpId::SgdUpdate;
 }
 
 // GradScaler's defaults.
@@ -31,22 +31,20 @@ CudaExecutor::CudaExecutor(const plan::Plan &plan, Executor &host,
   if (this->order.empty())
     for (int i = 0; i < prog.instrs_size(); ++i)
       this->order.push_back(i);
+  // Refuses, naming the instruction, any op the CUDA backend lacks; every
+  // other op has an adapter (Ops.def builds both from one list).
   pp = planPrecision(prog, plan.precision());
   fp16Scaling = pp.lossScaling;
-  const auto &table = cudaOps();
   int n = prog.instrs_size();
-  ops.assign(size_t(n), nullptr);
   for (int i = 0; i < n; ++i) {
     const plan::Instr &in = prog.instrs(i);
-    auto it = table.find(in.op());
-    if (it == table.end()) // PrecisionPlan knows an op CudaOps lacks
-      throw RuntimeError("instruction " + std::to_string(i) + " ('" + in.op() +
-                         "'): no CUDA adapter; use --backend=cpu");
-    ops[size_t(i)] = it->second;
-    if (isUpdate(in.op()) || in.op() == "clip_grad_norm") {
+    OpId op = *opId(in.op());
+    opIds.push_back(op);
+    ops.push_back(cudaOps()[op]);
+    if (isUpdate(op) || op == OpId::ClipGradNorm) {
       if (firstUpdate < 0)
         firstUpdate = i;
-      if (isUpdate(in.op()) && in.inputs_size() > 1)
+      if (isUpdate(op) && in.inputs_size() > 1)
         updateGrads.push_back(in.inputs(1));
     }
     for (int32_t id : in.outputs())
@@ -209,7 +207,8 @@ void CudaExecutor::runInstr(int pos) {
         d.check(k::castFloat(s, c, want, p, storage(id), ht.numel()));
         p = c;
       }
-      if (fp16Scaling && in.op() == "cross_entropy_grad" && j == 0) {
+      if (fp16Scaling && opIds[size_t(pos)] == OpId::CrossEntropyGrad &&
+          j == 0) {
         // The loss gradient times the loss scale: every gradient after it
         // is scaled, and unscaled before the update.
         void *c = scratch(4, "the scaled loss gradient");
@@ -239,7 +238,7 @@ void CudaExecutor::runInstr(int pos) {
     }
     d.out.push_back(p);
   }
-  bool skip = skipped && isUpdate(in.op());
+  bool skip = skipped && isUpdate(opIds[size_t(pos)]);
   if (!empty && !skip)
     op(d);
   for (auto [id, c] : castBack) {

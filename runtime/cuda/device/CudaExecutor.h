@@ -113,6 +113,7 @@ private:
   std::vector<DevTensor> dev;             // by tensor id
   std::vector<bool> persistent;           // by tensor id
   std::vector<CudaOp> ops;                // by instruction
+  std::vector<OpId> opIds;                // by instruction
   std::vector<int32_t> order;             // instructions this rank runs
   int64_t currentMicroBatch = 0;
   std::map<int64_t, std::vector<void *>> stashed; // activations by mb

@@ -9,9 +9,9 @@ void DevOp::check(const k::Status &st) const {
     args.fail("CUDA: " + st.message());
 }
 
-const std::unordered_map<std::string, CudaOp> &frenzy::rt::cuda::cudaOps() {
-  static const std::unordered_map<std::string, CudaOp> table = [] {
-    std::unordered_map<std::string, CudaOp> t;
+const CudaOpTable &frenzy::rt::cuda::cudaOps() {
+  static const CudaOpTable table = [] {
+    CudaOpTable t;
     addElementwiseOps(t);
     addNNOps(t);
     return t;

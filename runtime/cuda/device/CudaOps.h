@@ -1,9 +1,10 @@
 //===- CudaOps.h - plan instructions onto the CUDA kernels ------*- C++ -*-===//
 //
 // The CUDA twin of the CPU backend's kernel table (runtime/exec/*Kernels.
-// cpp): one adapter per op name that reads the instruction's attributes
-// exactly as the CPU adapter does (through the same KernelArgs) and calls
-// runtime/cuda/kernels (CudaKernels.h) with device pointers.
+// cpp): one adapter per op of Ops.def, under the CPU adapter's name, that
+// reads the instruction's attributes exactly as the CPU adapter does
+// (through the same KernelArgs) and calls runtime/cuda/kernels
+// (CudaKernels.h) with device pointers.
 //
 // Precision: every op runs in the float type `t` that host/PrecisionPlan
 // gives it; the executor has already cast each float operand to what the
@@ -19,7 +20,6 @@
 #include <functional>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace frenzy::rt::cuda {
@@ -53,9 +53,9 @@ struct DevOp {
 
 using CudaOp = void (*)(DevOp &);
 
-/// Every op of the CPU kernel table that has a CUDA adapter (the same
-/// names as host/PrecisionPlan's opTypings()).
-const std::unordered_map<std::string, CudaOp> &cudaOps();
+using CudaOpTable = OpTable<CudaOp>;
+/// The adapter of every op Ops.def marks Both; null for CpuOnly ones.
+const CudaOpTable &cudaOps();
 
 } // namespace frenzy::rt::cuda
 

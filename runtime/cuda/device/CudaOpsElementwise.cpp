@@ -85,19 +85,7 @@ void where(DevOp &d) {
 }
 
 cpu::DType cpuType(const DevOp &d, plan::DType t) {
-  switch (t) {
-  case plan::F32:
-    return cpu::DType::F32;
-  case plan::I64:
-    return cpu::DType::I64;
-  case plan::I32:
-    return cpu::DType::I32;
-  case plan::BOOL:
-    return cpu::DType::Bool;
-  default:
-    d.args.fail(std::string("the CUDA backend has no ") + dtypeName(t) +
-                " casts");
-  }
+  return d.args.elementType(t, "CUDA", "casts");
 }
 
 void cast(DevOp &d) {
@@ -202,62 +190,10 @@ void gatherGrad(DevOp &d) {
 
 } // namespace
 
-void addElementwiseOps(std::unordered_map<std::string, CudaOp> &t) {
-  using U = cpu::UnaryKind;
-  t["neg"] = unary<U::Neg>;
-  t["abs"] = unary<U::Abs>;
-  t["exp"] = unary<U::Exp>;
-  t["log"] = unary<U::Log>;
-  t["sqrt"] = unary<U::Sqrt>;
-  t["reciprocal"] = unary<U::Reciprocal>;
-  t["tanh"] = unary<U::Tanh>;
-  t["erf"] = unary<U::Erf>;
-  t["sigmoid"] = unary<U::Sigmoid>;
-  t["relu"] = unary<U::Relu>;
-  t["sin"] = unary<U::Sin>;
-  t["cos"] = unary<U::Cos>;
-  t["silu"] = unary<U::Silu>;
-  t["gelu"] = gelu;
-  t["activation_grad"] = activationGrad;
-  using B = cpu::BinaryKind;
-  t["add"] = binary<B::Add>;
-  t["sub"] = binary<B::Sub>;
-  t["mul"] = binary<B::Mul>;
-  t["div"] = binary<B::Div>;
-  t["pow"] = binary<B::Pow>;
-  t["max"] = binary<B::Max>;
-  t["min"] = binary<B::Min>;
-  using C = cpu::CompareKind;
-  t["equal"] = compare<C::Equal>;
-  t["less"] = compare<C::Less>;
-  t["less_equal"] = compare<C::LessEqual>;
-  t["greater"] = compare<C::Greater>;
-  t["greater_equal"] = compare<C::GreaterEqual>;
-  t["and"] = logic<cpu::LogicKind::And>;
-  t["or"] = logic<cpu::LogicKind::Or>;
-  t["not"] = logicalNot;
-  t["where"] = where;
-  t["cast"] = cast;
-  t["dropout"] = dropout;
-  t["trilu"] = trilu;
-  using R = cpu::ReduceKind;
-  t["reduce_sum"] = reduce<R::Sum>;
-  t["reduce_mean"] = reduce<R::Mean>;
-  t["reduce_max"] = reduce<R::Max>;
-  t["reduce_min"] = reduce<R::Min>;
-  t["unbroadcast"] = unbroadcast;
-  t["reshape"] = copy;
-  t["squeeze"] = copy;
-  t["unsqueeze"] = copy;
-  t["tp_copy"] = copy;
-  t["transpose"] = transpose;
-  t["expand"] = expand;
-  t["slice"] = slice;
-  t["slice_grad"] = sliceGrad;
-  t["concat"] = concat;
-  t["split"] = split;
-  t["gather"] = gather;
-  t["gather_grad"] = gatherGrad;
+void addElementwiseOps(CudaOpTable &t) {
+#define FRENZY_ELEMENTWISE_OP FRENZY_CUDA_FILL
+#define FRENZY_MOVEMENT_OP FRENZY_CUDA_FILL
+#include "Ops.def"
 }
 
 } // namespace frenzy::rt::cuda

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaOps.h"
 #include "CudaOpsRegistry.h"
+#include "NNArgs.h"
 
 #include <cuda_runtime_api.h>
 
@@ -14,13 +15,6 @@
 
 namespace frenzy::rt::cuda {
 namespace {
-
-int64_t prod(const std::vector<int64_t> &s, size_t from, size_t to) {
-  int64_t n = 1;
-  for (size_t i = from; i < to; ++i)
-    n *= s[i];
-  return n;
-}
 
 void zero(DevOp &d, void *p, int64_t bytes) {
   cudaError_t e = cudaMemsetAsync(p, 0, size_t(bytes), d.s);
@@ -48,20 +42,15 @@ void gemm(DevOp &d) {
                   d.in[0], d.in[1], d.t, beta, d.out[0], d.t));
 }
 
-std::pair<int64_t, int64_t> normRows(DevOp &d, const Tensor &x) {
-  size_t axis = size_t(d.args.i("axis"));
-  return {prod(x.shape, 0, axis), prod(x.shape, axis, x.shape.size())};
-}
-
 void layerNorm(DevOp &d) {
-  auto [N, C] = normRows(d, d.inT(0));
+  auto [N, C] = normRows(d.args, d.inT(0));
   d.check(k::layerNormForward(d.s, d.t, d.out[0], nullptr, nullptr, d.in[0],
                               d.inF(1), d.in.size() > 2 ? d.inF(2) : nullptr,
                               N, C, float(d.args.f("epsilon"))));
 }
 
 void layerNormGrad(DevOp &d) {
-  auto [N, C] = normRows(d, d.inT(1));
+  auto [N, C] = normRows(d.args, d.inT(1));
   // The CPU adapter zeroes the parameter gradients, then accumulates.
   zero(d, d.out[1], C * 4);
   zero(d, d.out[2], C * 4);
@@ -72,13 +61,13 @@ void layerNormGrad(DevOp &d) {
 }
 
 void rmsNorm(DevOp &d) {
-  auto [N, C] = normRows(d, d.inT(0));
+  auto [N, C] = normRows(d.args, d.inT(0));
   d.check(k::rmsNormForward(d.s, d.t, d.out[0], d.in[0], d.inF(1), N, C,
                             float(d.args.f("epsilon"))));
 }
 
 void rmsNormGrad(DevOp &d) {
-  auto [N, C] = normRows(d, d.inT(1));
+  auto [N, C] = normRows(d.args, d.inT(1));
   zero(d, d.out[1], C * 4);
   void *ws = d.workspace(k::rmsNormBackwardWorkspaceBytes(N, C));
   d.check(k::rmsNormBackward(d.s, d.t, d.out[0], d.outF(1), d.in[0], d.in[1],
@@ -91,9 +80,9 @@ void around(const std::vector<int64_t> &shape, int64_t axis, int64_t &outer,
   int64_t r = int64_t(shape.size());
   if (axis < 0)
     axis += r;
-  outer = prod(shape, 0, size_t(axis));
+  outer = dimProduct(shape, 0, size_t(axis));
   n = shape[size_t(axis)];
-  inner = prod(shape, size_t(axis) + 1, shape.size());
+  inner = dimProduct(shape, size_t(axis) + 1, shape.size());
 }
 
 template <bool Log> void softmax(DevOp &d) {
@@ -113,56 +102,24 @@ void swiglu(DevOp &d) {
   d.check(k::swiglu(d.s, d.t, d.out[0], d.in[0], d.in[1], d.inT(0).numel()));
 }
 
-/// runtime/exec/NNKernels.cpp's attentionConfig with device mask pointers:
-/// a mask that is not one [Tq, Tk] matrix is expanded per head on the
-/// device.
+/// attentionGeometry with the mask in device memory: a mask that is not one
+/// [Tq, Tk] matrix is expanded per head on the device.
 cpu::AttentionConfig attentionConfig(DevOp &d, size_t first) {
-  const Tensor &q = d.inT(first), &kT = d.inT(first + 1),
-               &v = d.inT(first + 2);
-  size_t r = q.shape.size();
-  cpu::AttentionConfig c;
-  c.Tq = q.shape[r - 2];
-  c.D = q.shape[r - 1];
-  c.Tk = kT.shape[r - 2];
-  c.Dv = v.shape[r - 1];
-  c.BH = q.numel() / (c.Tq * c.D);
-  if (kT.numel() != c.BH * c.Tk * c.D || v.numel() != c.BH * c.Tk * c.Dv)
-    d.args.fail("q, k and v must have the same batch and head dims (got " +
-                q.describe() + ", " + kT.describe() + ", " + v.describe() +
-                ")");
+  cpu::AttentionConfig c = attentionGeometry(d.args, first);
   if (c.D > k::kMaxHeadDim || c.Dv > k::kMaxHeadDim)
     d.args.fail("the CUDA attention kernel takes head dims up to " +
                 std::to_string(k::kMaxHeadDim) + "; use --backend=cpu");
-  StepContext &ctx = d.args.ctx;
-  c.scale = float(d.args.f("scale"));
-  c.causal = d.args.i("causal", 0);
-  c.dropout = float(d.args.f("dropout", 0.0));
-  c.seed = ctx.streamSeed(d.args.i("seed", 0));
-  c.headsLocal = r >= 4 ? q.shape[r - 3] : 1;
-  c.headsTotal = c.headsLocal * d.args.i("tp_parts", 1);
-  c.headStart = ctx.tpRank * c.headsLocal;
-  c.firstRow = ctx.microBatch && r >= 4 ? ctx.sampleOffset
-                                        : int64_t(ctx.elementOffset(c.BH));
-  if (d.in.size() > first + 3) {
-    const Tensor &m = d.inT(first + 3);
+  if (const Tensor *m = attentionMask(d.args, first)) {
     const void *data = d.in[first + 3];
-    size_t mr = m.shape.size();
-    bool shared = m.numel() == c.Tq * c.Tk && mr >= 2 &&
-                  m.shape[mr - 2] == c.Tq && m.shape[mr - 1] == c.Tk;
-    if (!shared) {
-      std::vector<int64_t> full(q.shape.begin(), q.shape.end() - 2);
-      full.push_back(c.Tq);
-      full.push_back(c.Tk);
-      int eb = elementBytes(m.dtype);
-      void *expanded = d.workspace(size_t(c.BH * c.Tq * c.Tk * eb));
-      d.check(k::expand(d.s, expanded, full, data, m.shape, eb));
-      data = expanded;
-      c.maskHeads = c.BH;
+    std::vector<int64_t> full = maskExpansion(c, d.inT(first), *m);
+    if (full.empty()) {
+      attachMask(c, m->dtype, data, 1);
+      return c;
     }
-    if (m.dtype == plan::BOOL)
-      c.mask = static_cast<const uint8_t *>(data);
-    else
-      c.bias = static_cast<const float *>(data);
+    int eb = elementBytes(m->dtype);
+    void *expanded = d.workspace(size_t(c.BH * c.Tq * c.Tk * eb));
+    d.check(k::expand(d.s, expanded, full, data, m->shape, eb));
+    attachMask(c, m->dtype, expanded, c.BH);
   }
   return c;
 }
@@ -288,25 +245,11 @@ void tpAllReduce(DevOp &d) {
 
 } // namespace
 
-void addNNOps(std::unordered_map<std::string, CudaOp> &t) {
-  t["matmul"] = matmul;
-  t["gemm"] = gemm;
-  t["layer_norm"] = layerNorm;
-  t["layer_norm_grad"] = layerNormGrad;
-  t["rms_norm"] = rmsNorm;
-  t["rms_norm_grad"] = rmsNormGrad;
-  t["softmax"] = softmax<false>;
-  t["log_softmax"] = softmax<true>;
-  t["softmax_grad"] = softmaxGrad;
-  t["swiglu"] = swiglu;
-  t["attention"] = attention;
-  t["attention_grad"] = attentionGrad;
-  t["softmax_cross_entropy_loss"] = crossEntropy;
-  t["cross_entropy_grad"] = crossEntropyGrad;
-  t["clip_grad_norm"] = clipGradNorm;
-  t["adamw_update"] = adamw;
-  t["sgd_update"] = sgd;
-  t["tp_all_reduce"] = tpAllReduce;
+void addNNOps(CudaOpTable &t) {
+#define FRENZY_NN_OP FRENZY_CUDA_FILL
+#define FRENZY_OPTIMIZER_OP FRENZY_CUDA_FILL
+#define FRENZY_PARALLEL_OP FRENZY_CUDA_FILL
+#include "Ops.def"
 }
 
 } // namespace frenzy::rt::cuda

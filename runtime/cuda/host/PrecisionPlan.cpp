@@ -2,6 +2,7 @@
 #include "PrecisionPlan.h"
 
 #include "Tensor.h"
+#include "plan/PlanPrograms.h"
 
 #include <algorithm>
 
@@ -13,51 +14,30 @@ const char *frenzy::rt::cuda::storeName(FloatStore s) {
   return s == FloatStore::F32 ? "f32" : s == FloatStore::BF16 ? "bf16" : "f16";
 }
 
-const std::unordered_map<std::string, OpTyping> &
-frenzy::rt::cuda::opTypings() {
-  static const std::unordered_map<std::string, OpTyping> table = [] {
-    using P = OpPrecision;
-    std::unordered_map<std::string, OpTyping> t;
-    for (const char *op :
-         {"neg", "abs", "exp", "log", "sqrt", "reciprocal", "tanh", "erf",
-          "sigmoid", "relu", "sin", "cos", "silu", "gelu", "activation_grad",
-          "add", "sub", "mul", "div", "dropout", "matmul", "gemm", "softmax",
-          "log_softmax", "softmax_grad", "swiglu"})
-      t[op] = {P::Compute, {}, {}};
-    // pow, max and min feed masks and norms; comparisons, logic, casts,
-    // reductions and the optimizer stay f32.
-    for (const char *op :
-         {"pow", "max", "min", "equal", "less", "less_equal", "greater",
-          "greater_equal", "and", "or", "not", "cast", "reduce_sum",
-          "reduce_mean", "reduce_max", "reduce_min", "unbroadcast",
-          "slice_grad", "gather_grad", "clip_grad_norm", "adamw_update",
-          "sgd_update", "tp_all_reduce"})
-      t[op] = {P::F32, {}, {}};
-    for (const char *op : {"where", "trilu", "reshape", "squeeze", "unsqueeze",
-                           "tp_copy", "transpose", "expand", "slice",
-                           "concat", "split", "gather"})
-      t[op] = {P::Move, {}, {}};
-    t["layer_norm"] = {P::Compute, {1, 2}, {}};
-    t["layer_norm_grad"] = {P::Compute, {2}, {1, 2}};
-    t["rms_norm"] = {P::Compute, {1}, {}};
-    t["rms_norm_grad"] = {P::Compute, {2}, {1}};
-    // Operand 3 (4 in the backward) is the mask: bytes or an f32 bias.
-    t["attention"] = {P::Compute, {3}, {}};
-    t["attention_grad"] = {P::Compute, {4}, {}};
-    t["softmax_cross_entropy_loss"] = {P::Compute, {}, {0}};
-    t["cross_entropy_grad"] = {P::Compute, {0}, {}};
-    return t;
-  }();
-  return table;
+void frenzy::rt::cuda::requireCudaOps(const plan::Program &prog,
+                                     const std::string &where) {
+  for (int i = 0; i < prog.instrs_size(); ++i) {
+    const plan::Instr &in = prog.instrs(i);
+    std::optional<OpId> op = opId(in.op());
+    if (!op || !opInfo(*op).onCuda())
+      throw RuntimeError(where + "instruction " + std::to_string(i) + " ('" +
+                         printable(in.op()) + "', node '" +
+                         printable(in.node()) +
+                         "'): the CUDA backend has no kernel for it; use "
+                         "--backend=cpu");
+  }
+}
+
+void frenzy::rt::cuda::requireCudaOps(const plan::Plan &plan) {
+  for (int k = 0; const plan::Program *prog = plan::programAt(plan, k); ++k)
+    requireCudaOps(*prog, plan.more_programs_size()
+                              ? "program " + std::to_string(k) + " "
+                              : std::string());
 }
 
 FloatStore PrecisionPlan::need(int instr, int index, bool out) const {
   const OpTyping &op = *typing[size_t(instr)];
-  if (op.precision == OpPrecision::F32)
-    return FloatStore::F32;
-  const std::vector<int> &f32 = out ? op.f32Out : op.f32In;
-  if (op.precision == OpPrecision::Compute &&
-      std::find(f32.begin(), f32.end(), index) != f32.end())
+  if (op.precision == OpPrecision::F32 || op.keepsF32(index, out))
     return FloatStore::F32;
   return opType[size_t(instr)];
 }
@@ -88,7 +68,10 @@ PrecisionPlan frenzy::rt::cuda::planPrecision(const plan::Program &prog,
     throw RuntimeError("plan: precision '" + printable(precision) +
                        "' is not one the CUDA backend runs (fp32, "
                        "bf16-mixed, fp16-mixed)");
-  const auto &table = opTypings();
+  requireCudaOps(prog);
+  std::vector<OpId> ops;
+  for (const plan::Instr &in : prog.instrs())
+    ops.push_back(*opId(in.op()));
   size_t n = size_t(prog.tensors_size());
   p.storage.assign(n, FloatStore::F32);
   std::vector<bool> forced(n, false);
@@ -97,21 +80,15 @@ PrecisionPlan frenzy::rt::cuda::planPrecision(const plan::Program &prog,
       forced[size_t(t.id())] = t.kind() != plan::ACTIVATION;
   for (const plan::Io &io : prog.outputs())
     forced[size_t(io.tensor())] = true;
-  for (const plan::Instr &in : prog.instrs())
-    if (in.op() == "adamw_update" || in.op() == "sgd_update" ||
-        in.op() == "clip_grad_norm")
-      for (int32_t id : in.inputs())
+  for (int i = 0; i < prog.instrs_size(); ++i)
+    if (ops[size_t(i)] == OpId::AdamwUpdate ||
+        ops[size_t(i)] == OpId::SgdUpdate ||
+        ops[size_t(i)] == OpId::ClipGradNorm)
+      for (int32_t id : prog.instrs(i).inputs())
         forced[size_t(id)] = true;
   for (int i = 0; i < prog.instrs_size(); ++i) {
     const plan::Instr &in = prog.instrs(i);
-    auto it = table.find(in.op());
-    if (it == table.end())
-      throw RuntimeError("instruction " + std::to_string(i) + " ('" +
-                         printable(in.op()) + "', node '" +
-                         printable(in.node()) +
-                         "'): the CUDA backend has no kernel for it; use "
-                         "--backend=cpu");
-    const OpTyping &op = it->second;
+    const OpTyping &op = opTyping(ops[size_t(i)]);
     p.typing.push_back(&op);
     FloatStore t = FloatStore::F32;
     if (op.precision == OpPrecision::Compute)

@@ -15,16 +15,17 @@
 // A float tensor is stored in the type its producer writes it in unless it
 // must be f32; the executor casts an operand whose storage differs from
 // what its op takes (castFloat), before the op for inputs, after it for
-// results.
+// results. Each op's class (compute, move, f32) and its always-f32
+// operands are columns of runtime/exec/Ops.def.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_CUDA_HOST_PRECISIONPLAN_H
 #define FRENZY_RUNTIME_CUDA_HOST_PRECISIONPLAN_H
 
+#include "Ops.h"
 #include "plan.pb.h"
 
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace frenzy::rt::cuda {
@@ -33,19 +34,17 @@ namespace frenzy::rt::cuda {
 enum class FloatStore : int { F32 = 0, BF16 = 1, F16 = 2 };
 const char *storeName(FloatStore s);
 
-enum class OpPrecision {
-  Compute, // the plan's compute type
-  Move,    // the storage type of its first float operand (bytes moved)
-  F32,     // always f32
-};
+/// Typing of every op, by OpId: Ops.def's Prec, F32In and F32Out columns.
+inline const OpTyping &opTyping(OpId id) { return opInfo(id).typing; }
 
-struct OpTyping {
-  OpPrecision precision = OpPrecision::F32;
-  std::vector<int> f32In, f32Out; // Compute ops: operands always f32
-};
-
-/// Typing of every op the CUDA backend runs, by op name.
-const std::unordered_map<std::string, OpTyping> &opTypings();
+/// Throws RuntimeError naming the first instruction of `prog` whose op the
+/// CUDA backend has no kernel for (not in Ops.def, or CpuOnly there), with
+/// --backend=cpu as the way out. `where` prefixes the instruction
+/// ("program 1 ", or empty).
+void requireCudaOps(const plan::Program &prog, const std::string &where = "");
+/// The same over every program of the plan, so that each rank refuses the
+/// plan at load, before any communicator is made.
+void requireCudaOps(const plan::Plan &plan);
 
 struct PrecisionPlan {
   FloatStore compute = FloatStore::F32;
@@ -62,7 +61,7 @@ struct PrecisionPlan {
 };
 
 /// Throws RuntimeError for an unknown precision or an op the CUDA backend
-/// has no kernel for (naming it).
+/// has no kernel for (requireCudaOps).
 PrecisionPlan planPrecision(const plan::Program &prog,
                             const std::string &precision);
 
