@@ -6,13 +6,16 @@
 // on its node even when a node's ranks are not consecutive (pipelines that
 // cross the same nodes). Remote daemons start through the launch agent
 // (Open MPI's plm_rsh_agent: ssh by default, the netns agent on emulated
-// nodes). Before mpirun, every host is asked to run `true` through the same
-// agent, in parallel and within --launch-timeout: a dead host is then one
-// line naming its node, not an Open MPI daemon that never calls back.
+// nodes). Before mpirun, every node runs this program's probe through the
+// same agent, in parallel and within --launch-timeout, and the probe
+// connects back (ProbeBack.h): a host that does not answer, lacks the
+// program, or cannot reach this machine is then one line naming its node,
+// not an Open MPI daemon that never calls back.
 //
 //===----------------------------------------------------------------------===//
 #include "HostLaunch.h"
 
+#include "ProbeBack.h"
 #include "Tensor.h"
 
 #include <cerrno>
@@ -84,9 +87,11 @@ std::string lastLine(const std::string &path) {
   return printable(last);
 }
 
-/// Every node of the plan runs `true` through the agent within the
+/// Every node of the plan runs the probe through the agent within the
 /// timeout, or the first that does not is named.
-void probeNodes(const Options &o, const plan::Plan &p, const std::string &dir) {
+void probeNodes(const Options &o, const plan::Plan &p, const std::string &dir,
+                const std::string &self) {
+  ProbeListener listener(p);
   struct Probe {
     std::string node, host, log;
     pid_t pid = -1;
@@ -105,7 +110,10 @@ void probeNodes(const Options &o, const plan::Plan &p, const std::string &dir) {
     pr.log = dir + "/probe-" + std::to_string(probes.size()) + ".log";
     // The agent is a command line (a program and its options), as Open
     // MPI's plm_rsh_agent is: the shell splits it.
-    pr.pid = spawnShell(agentOf(o) + " \"$1\" true", {pr.host}, pr.log);
+    // The command goes to a remote shell as one string (as ssh passes it):
+    // quoted for it.
+    pr.pid = spawnShell(agentOf(o) + " \"$1\" \"'$2' '$3'\"",
+                        {pr.host, self, listener.argument}, pr.log);
   }
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::seconds(o.launchTimeout);
@@ -131,6 +139,12 @@ void probeNodes(const Options &o, const plan::Plan &p, const std::string &dir) {
                 ") did not answer through the launch agent '" + agentOf(o) +
                 "' within " + std::to_string(o.launchTimeout) +
                 " s (--launch-timeout=SECONDS)";
+    } else if (error.empty() && WIFEXITED(pr.status) &&
+               WEXITSTATUS(pr.status) == kProbeUnreachable) {
+      error = "node '" + pr.node + "' (host " + pr.host +
+              ") answered but cannot reach this machine over TCP (tried " +
+              listener.addresses + "): Open MPI's daemons there could not "
+              "call back (a link down or a firewall?)";
     } else if (error.empty() &&
                !(WIFEXITED(pr.status) && WEXITSTATUS(pr.status) == 0)) {
       std::string why = lastLine(pr.log);
@@ -168,7 +182,12 @@ int launchOnHosts(const Options &o, const plan::Plan &p) {
     ~Cleanup() { std::system(("rm -rf '" + dir + "'").c_str()); }
   } cleanup{dir};
 
-  probeNodes(o, p, dir);
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n <= 0)
+    throw RuntimeError("cannot find this program's path to start its ranks");
+  std::string selfPath(self, size_t(n));
+  probeNodes(o, p, dir, selfPath);
   // One line per rank, in plan order: rmaps seq puts rank r on line r.
   std::string hostfile = dir + "/hostfile";
   {
@@ -184,19 +203,12 @@ int launchOnHosts(const Options &o, const plan::Plan &p) {
       // Only this machine starts daemons: with tree spawn the first
       // daemons would start the others, and every node would need the
       // agent (ssh keys) to every other node.
-      "--mca", "plm_rsh_no_tree_spawn", "1",
-      // Daemons that have not called back within the timeout end the job
-      // instead of waiting forever.
-      "--mca", "orte_startup_timeout", std::to_string(o.launchTimeout)};
+      "--mca", "plm_rsh_no_tree_spawn", "1"};
   if (!o.launchAgent.empty())
     args.insert(args.end(), {"--mca", "plm_rsh_agent", o.launchAgent});
   if (geteuid() == 0)
     args.push_back("--allow-run-as-root");
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n <= 0)
-    throw RuntimeError("cannot find this program's path to start its ranks");
-  args.push_back(std::string(self, size_t(n)));
+  args.push_back(selfPath);
   args.insert(args.end(), o.argv.begin(), o.argv.end());
 
   std::map<std::string, int> perNode;

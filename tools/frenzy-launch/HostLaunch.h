@@ -19,10 +19,12 @@ int launchOnHosts(const Options &o, const plan::Plan &p);
 /// The host of plan node `node` ("" when the plan names none).
 std::string hostOfNode(const plan::Plan &p, const std::string &node);
 
-/// Throws unless this process runs on rank `rank`'s plan node: its hostname
-/// or one of its addresses is the node's host. Nothing to check when the
-/// plan names no hosts.
-void checkOnPlanNode(const plan::Plan &p, int rank);
+/// Throws unless this process runs on its plan node: its hostname or one of
+/// its addresses is the host of its rank's node. The rank is the one its
+/// MPI launcher gave it (from the environment: called before MPI_Init, so
+/// that a misplaced rank never joins the job). Nothing to check when the
+/// plan names no hosts or no launcher named a rank.
+void checkOnPlanNode(const plan::Plan &p);
 
 } // namespace frenzy::rt
 

@@ -2,6 +2,7 @@
 #include "LaunchOptions.h"
 
 #include "PlanLoader.h"
+#include "ProbeBack.h"
 #include "Tensor.h"
 #include "Trace.h"
 #include "plan/PlanVersion.h"
@@ -83,6 +84,10 @@ Options parseArgs(int argc, char **argv) {
         throw RuntimeError("--launch-agent needs a command (e.g. --launch-agent="
                            "\"ssh -o BatchMode=yes\")");
       o.launchAgent = s;
+    } else if (std::string s = value("--launch-probe="); s != "\x01") {
+      // Run on a node by the launcher before mpirun (ProbeBack.h): nothing
+      // else of the command line matters.
+      std::exit(probeBack(s));
     } else if (std::string s = value("--core-turns="); s != "\x01") {
       if (s != "auto" && s != "off")
         throw RuntimeError("--core-turns must be auto or off, got '" + s + "'");

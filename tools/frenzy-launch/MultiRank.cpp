@@ -297,9 +297,9 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
       selectBackend(o, p, 0);
     return planNamesHosts(p) ? launchOnHosts(o, p) : relaunch(o, p);
   }
+  checkOnPlanNode(p);
   MpiComm comm(&argc, &argv);
   try {
-    checkOnPlanNode(p, comm.rank());
     return runRank(o, p, comm);
   } catch (const std::exception &e) {
     std::fflush(stdout);

@@ -12,6 +12,7 @@
 #include "Tensor.h"
 
 #include <arpa/inet.h>
+#include <cstdlib>
 #include <cstring>
 #include <ifaddrs.h>
 #include <netdb.h>
@@ -77,7 +78,12 @@ std::set<std::string> addressesOf(const std::string &host) {
 
 } // namespace
 
-void checkOnPlanNode(const plan::Plan &p, int rank) {
+void checkOnPlanNode(const plan::Plan &p) {
+  int rank = -1;
+  for (const char *v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+                        "SLURM_PROCID"})
+    if (const char *s = std::getenv(v); s && rank < 0)
+      rank = std::atoi(s);
   if (rank < 0 || rank >= p.ranks_size())
     return; // the rank count is checked where the ranks meet
   const std::string &node = p.ranks(rank).node();
