@@ -59,9 +59,14 @@ state="$(mktemp -d /tmp/netns_cluster.XXXXXX)"
 X=""
 created_ns=()
 created_links=()
+child=""
 teardown() {
   local rc=$?
   set +e
+  if [[ -n $child ]]; then
+    kill -TERM "$child" 2>/dev/null
+    wait "$child" 2>/dev/null
+  fi
   # Deleting a namespace deletes the veth ends inside it (and their peers);
   # the head's veth is deleted by name in case its peer's namespace never
   # came to be.
@@ -202,9 +207,14 @@ export NETNS_AGENT="$here/netns_agent.sh $state"
 export NETNS_HEAD="10.213.$X.254"
 export OMPI_MCA_btl_tcp_if_include="$NETNS_SUBNET"
 export OMPI_MCA_oob_tcp_if_include="$NETNS_SUBNET"
-# Not exec: the trap must run after COMMAND.
+# Not exec: the trap must run after COMMAND. In the background and waited
+# for, because bash runs a trap only after a foreground command ends: a
+# SIGTERM (a test runner's timeout) ends COMMAND and the cluster at once.
 set +e
-"$@"
+"$@" <&0 &
+child=$!
+wait "$child"
 rc=$?
+child=""
 set -e
 exit "$rc"
