@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sys/wait.h>
@@ -59,8 +60,12 @@ std::string agentOf(const Options &o) {
 pid_t spawnShell(const std::string &script, const std::vector<std::string> &args,
                  const std::string &log) {
   pid_t pid = fork();
-  if (pid != 0)
+  if (pid != 0) {
+    // Also here: a kill of the group right after the fork finds it.
+    if (pid > 0)
+      setpgid(pid, pid);
     return pid;
+  }
   setpgid(0, 0);
   int in = open("/dev/null", O_RDONLY);
   int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -109,11 +114,13 @@ void probeNodes(const Options &o, const plan::Plan &p, const std::string &dir,
     pr.host = n.host();
     pr.log = dir + "/probe-" + std::to_string(probes.size()) + ".log";
     // The agent is a command line (a program and its options), as Open
-    // MPI's plm_rsh_agent is: the shell splits it.
-    // The command goes to a remote shell as one string (as ssh passes it):
-    // quoted for it.
+    // MPI's plm_rsh_agent is: the shell splits it. The remote command goes
+    // to the node's shell as one string (as ssh passes it): quoted for it.
     pr.pid = spawnShell(agentOf(o) + " \"$1\" \"'$2' '$3'\"",
                         {pr.host, self, listener.argument}, pr.log);
+    if (pr.pid < 0)
+      throw RuntimeError("cannot start the launch agent for node '" +
+                         pr.node + "': fork failed");
   }
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::seconds(o.launchTimeout);
@@ -179,7 +186,10 @@ int launchOnHosts(const Options &o, const plan::Plan &p) {
   std::string dir = made;
   struct Cleanup {
     std::string dir;
-    ~Cleanup() { std::system(("rm -rf '" + dir + "'").c_str()); }
+    ~Cleanup() {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    }
   } cleanup{dir};
 
   char self[4096];

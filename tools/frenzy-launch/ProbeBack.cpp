@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <poll.h>
 #include <set>
@@ -96,31 +97,49 @@ int probeBack(const std::string &spec) {
 }
 
 ProbeListener::ProbeListener(const plan::Plan &p) {
+  // IPv6 and IPv4 on one socket; IPv4 alone where the kernel has no IPv6.
   fd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in6 any{};
-  any.sin6_family = AF_INET6;
-  any.sin6_addr = in6addr_any;
+  sockaddr_in6 any6{};
+  any6.sin6_family = AF_INET6;
+  any6.sin6_addr = in6addr_any;
   int off = 0;
-  if (fd < 0 ||
-      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) != 0 ||
-      bind(fd, reinterpret_cast<sockaddr *>(&any), sizeof any) != 0 ||
-      listen(fd, 1024) != 0)
+  bool ok = fd >= 0 &&
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off) == 0 &&
+            bind(fd, reinterpret_cast<sockaddr *>(&any6), sizeof any6) == 0;
+  if (!ok) {
+    if (fd >= 0)
+      close(fd);
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in any4{};
+    any4.sin_family = AF_INET;
+    any4.sin_addr.s_addr = htonl(INADDR_ANY);
+    ok = fd >= 0 &&
+         bind(fd, reinterpret_cast<sockaddr *>(&any4), sizeof any4) == 0;
+  }
+  if (!ok || listen(fd, 1024) != 0)
     throw RuntimeError(std::string("cannot listen for the nodes' probes: ") +
                        std::strerror(errno));
-  sockaddr_in6 me{};
+  sockaddr_storage me{};
   socklen_t len = sizeof me;
   getsockname(fd, reinterpret_cast<sockaddr *>(&me), &len);
-  std::string port = std::to_string(ntohs(me.sin6_port));
+  std::string port = std::to_string(
+      ntohs(me.ss_family == AF_INET6
+                ? reinterpret_cast<sockaddr_in6 &>(me).sin6_port
+                : reinterpret_cast<sockaddr_in &>(me).sin_port));
   // This machine's address on the route to each host: what that node
   // reaches it at (the kernel chooses; nothing is sent).
   std::set<std::string> seen;
   std::string list;
+  bool unresolved = false;
   for (const plan::NodeHost &n : p.nodes()) {
     addrinfo hints{}, *res = nullptr;
     hints.ai_socktype = SOCK_DGRAM;
-    if (n.host().empty() ||
-        getaddrinfo(n.host().c_str(), "9", &hints, &res) != 0)
+    if (n.host().empty())
       continue;
+    if (getaddrinfo(n.host().c_str(), "9", &hints, &res) != 0) {
+      unresolved = true;
+      continue;
+    }
     int u = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     sockaddr_storage local{};
     socklen_t ll = sizeof local;
@@ -129,10 +148,29 @@ ProbeListener::ProbeListener(const plan::Plan &p) {
       std::string a = addressText(local);
       if (seen.insert(a).second)
         list += (list.empty() ? "" : ",") + a + "/" + port;
+    } else {
+      unresolved = true; // no route from here: let the probe try them all
     }
     if (u >= 0)
       close(u);
     freeaddrinfo(res);
+  }
+  // Hosts this machine cannot resolve (an ssh alias, say) or route to:
+  // every address of its own, for the probe to try in turn.
+  if (unresolved) {
+    ifaddrs *all = nullptr;
+    if (getifaddrs(&all) == 0) {
+      for (ifaddrs *a = all; a; a = a->ifa_next) {
+        if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET)
+          continue;
+        sockaddr_storage st{};
+        std::memcpy(&st, a->ifa_addr, sizeof(sockaddr_in));
+        std::string text = addressText(st);
+        if (text.rfind("127.", 0) != 0 && seen.insert(text).second)
+          list += (list.empty() ? "" : ",") + text + "/" + port;
+      }
+      freeifaddrs(all);
+    }
   }
   addresses = list;
   argument = "--launch-probe=" + list;
