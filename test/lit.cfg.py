@@ -87,3 +87,28 @@ else:
 config.substitutions.append(("%unittests", os.path.join(config.frenzy_obj_root, "unittests")))
 config.substitutions.append(("%mpirun", "mpirun --oversubscribe --bind-to none" +
                              (" --allow-run-as-root" if os.geteuid() == 0 else "")))
+
+# Emulated nodes (test/lib/netns_cluster.sh, docs/multinode.md): 'netns' when
+# this process may create a network namespace (root, or CAP_SYS_ADMIN and
+# CAP_NET_ADMIN) and Open MPI's mpirun is installed.
+def can_make_netns():
+    import shutil
+    if not shutil.which("mpirun") or not shutil.which("unshare") or not shutil.which("ip"):
+        return "mpirun, unshare or ip is not installed"
+    name = "fzprobe%d" % os.getpid()
+    try:
+        made = subprocess.run(["ip", "netns", "add", name], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return "ip netns add: %s" % e
+    if made.returncode != 0:
+        return "ip netns add: %s" % (made.stderr.strip().splitlines() or ["failed"])[-1]
+    subprocess.run(["ip", "netns", "del", name], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=30)
+    return ""
+
+netns_why = can_make_netns()
+if not netns_why:
+    config.available_features.add("netns")
+else:
+    lit_config.note("cannot create network namespaces (%s): multi-node tests on emulated nodes are UNSUPPORTED" % netns_why)

@@ -11,6 +11,7 @@
 
 #include "TopologyYaml.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/YAMLTraits.h"
 
+#include <cctype>
 #include <cmath>
 
 using namespace frenzy;
@@ -108,6 +110,7 @@ template <> struct llvm::yaml::MappingTraits<ClusterNode> {
     io.mapOptional("link", n.link, std::string("pcie"));
     // 100 TB/s: ten times any link built.
     mapNumber(io, "link_bandwidth_gbs", n.linkGBs, 1e5, 0.0);
+    io.mapOptional("host", n.host);
   }
   static std::string validate(IO &, ClusterNode &n) {
     if (n.name.empty())
@@ -119,6 +122,12 @@ template <> struct llvm::yaml::MappingTraits<ClusterNode> {
              n.link + "'";
     if (n.linkGBs < 0)
       return "node '" + n.name + "': 'link_bandwidth_gbs' must be positive";
+    // The host goes into a hostfile line and an ssh command: one word.
+    for (char ch : n.host)
+      if (!std::isalnum((unsigned char)ch) && !llvm::StringRef("-._:").contains(ch))
+        return "node '" + n.name + "': 'host' must be a hostname or an "
+               "address (letters, digits, '-', '.', '_', ':'), not '" +
+               n.host + "'";
     return "";
   }
 };
@@ -201,6 +210,22 @@ template <> struct llvm::yaml::MappingTraits<ClusterSpec> {
     for (const ClusterNode &n : c.nodes)
       if (!seen.insert(n.name).second)
         return "duplicate node name '" + n.name + "'";
+    // Two nodes on one host would put both nodes' ranks on one machine
+    // while the planner counts two machines' GPUs and links.
+    llvm::StringMap<std::string> hosts;
+    for (const ClusterNode &n : c.nodes) {
+      if (n.host.empty())
+        continue;
+      auto [it, added] = hosts.insert({n.host, n.name});
+      if (!added)
+        return "nodes '" + it->second + "' and '" + n.name +
+               "' have the same host '" + n.host + "'";
+    }
+    bool some = !hosts.empty();
+    for (const ClusterNode &n : c.nodes)
+      if (some && n.host.empty())
+        return "node '" + n.name + "' has no 'host' while other nodes name "
+               "theirs: name every node's host or none";
     return "";
   }
 };

@@ -93,6 +93,14 @@ LogicalResult frenzy::buildPlan(ModuleOp module, ArrayRef<ModuleOp> more,
       dev->set_gpu_type(n.gpu);
       dev->set_index(i);
     }
+  // The node map only where nodes name hosts: other plans stay as they were.
+  if (llvm::any_of(cluster.nodes,
+                   [](const ClusterNode &n) { return !n.host.empty(); }))
+    for (const ClusterNode &n : cluster.nodes) {
+      plan::NodeHost *node = out.add_nodes();
+      node->set_name(n.name);
+      node->set_host(n.host);
+    }
   if (failed(lowerProgram(module, *out.mutable_program())))
     return failure();
   for (ModuleOp m : more)

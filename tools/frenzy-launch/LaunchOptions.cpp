@@ -2,6 +2,7 @@
 #include "LaunchOptions.h"
 
 #include "PlanLoader.h"
+#include "ProbeBack.h"
 #include "Tensor.h"
 #include "Trace.h"
 #include "plan/PlanVersion.h"
@@ -24,11 +25,14 @@ const char *kUsage =
     "[--stop-file=FILE] [--side-task=[NAME=]KIND:OPTS]... "
     "[--emulate-speed[=RANK:FACTOR,...|plan:BASE|scale:S]] "
     "[--side-report=FILE.json] [--backend=cpu|cuda] [--share-gpus] "
-    "[--cores=N] [--core-turns=auto|off]\n"
+    "[--cores=N] [--core-turns=auto|off] [--launch-agent=CMD] "
+    "[--launch-timeout=SECONDS]\n"
     "       frenzy-launch --elastic --cluster=C.yaml MODEL.onnx ... (runs "
     "frenzy-elastic: re-plans when devices leave or join)\n"
     "A plan of several ranks starts them through mpirun, unless this process "
-    "was itself started by mpirun or srun (then it runs the rank it is given).\n";
+    "was itself started by mpirun or srun (then it runs the rank it is given); "
+    "when the plan's nodes name hosts, the ranks start on those hosts "
+    "(docs/multinode.md).\n";
 
 } // namespace
 
@@ -73,7 +77,17 @@ Options parseArgs(int argc, char **argv) {
                number("--threads=", o.threads, 1) ||
                number("--log-every=", o.logEvery, 1) ||
                number("--checkpoint-every=", o.checkpointEvery, 1) ||
-               number("--cores=", o.cores, 1)) {
+               number("--cores=", o.cores, 1) ||
+               number("--launch-timeout=", o.launchTimeout, 1)) {
+    } else if (std::string s = value("--launch-agent="); s != "\x01") {
+      if (s.empty())
+        throw RuntimeError("--launch-agent needs a command (e.g. --launch-agent="
+                           "\"ssh -o BatchMode=yes\")");
+      o.launchAgent = s;
+    } else if (std::string s = value("--launch-probe="); s != "\x01") {
+      // Run on a node by the launcher before mpirun (ProbeBack.h): nothing
+      // else of the command line matters.
+      std::exit(probeBack(s));
     } else if (std::string s = value("--core-turns="); s != "\x01") {
       if (s != "auto" && s != "off")
         throw RuntimeError("--core-turns must be auto or off, got '" + s + "'");

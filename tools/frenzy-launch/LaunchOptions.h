@@ -42,6 +42,11 @@ struct Options {
   // (--core-turns=auto|off; runtime/comm/CoreTurns.h).
   int64_t cores = 0;
   bool coreTurns = true;
+  // Plans whose nodes name hosts (HostLaunch.h): the command that starts a
+  // remote Open MPI daemon (--launch-agent=CMD, "": Open MPI's ssh) and the
+  // seconds a node has to answer it and start (--launch-timeout=SECONDS).
+  std::string launchAgent;
+  int64_t launchTimeout = 60;
   std::vector<std::string> argv; // as given, for relaunching under mpirun
 };
 

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "Checkpoint.h"
 #include "ElasticHooks.h"
+#include "HostLaunch.h"
 #include "LaunchOptions.h"
 #include "plan/DeviceWorkspace.h"
 #include "plan/PlanPrograms.h"
@@ -295,8 +296,9 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
     // --backend=cuda that this machine cannot honour: say so once, here.
     if (o.backend == "cuda")
       selectBackend(o, p, 0);
-    return relaunch(o, p);
+    return planNamesHosts(p) ? launchOnHosts(o, p) : relaunch(o, p);
   }
+  checkOnPlanNode(p);
   MpiComm comm(&argc, &argv);
   try {
     return runRank(o, p, comm);

@@ -54,6 +54,8 @@ static void writeJobCluster(const std::string &name, const Placement &placement,
        << ", count: " << g.count << ", link: " << n.link;
     if (n.linkGBs > 0)
       os << ", link_bandwidth_gbs: " << num(n.linkGBs);
+    if (!n.host.empty())
+      os << ", host: " << n.host;
     os << "}\n";
   }
   os << llvm::formatv("network: {bandwidth_gbps: {0}, latency_us: {1}}\n",

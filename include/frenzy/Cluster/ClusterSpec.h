@@ -35,6 +35,7 @@ struct ClusterNode {
   int64_t count = 0;
   std::string link = "pcie";   // intra-node: nvlink or pcie
   double linkGBs = 0;          // intra-node bandwidth, GB/s (0: by link)
+  std::string host;            // where its ranks run ("": the launcher's machine)
   double bandwidthGBs() const; // linkGBs or the link's default
 };
 
