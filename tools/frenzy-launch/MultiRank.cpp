@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <unistd.h>
@@ -121,9 +122,12 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   if (backend[0] != -backend[1])
     throw RuntimeError("the ranks chose different backends (some have a GPU "
                        "of the plan's type, some not); pass --backend=cpu");
-  if (backend[0] == 1)
-    return runCudaRank(o, p, comm.rank());
-  RankRunner runner(p, comm);
+  RankRunner runner(p, comm, [&](std::vector<int32_t> order,
+                                 std::set<int32_t> freeLate, int32_t program) {
+    return makeBackend(o, p, comm.rank(), int(backend[0]), std::move(order),
+                       std::move(freeLate), program);
+  });
+  Backend &be = runner.backend();
   runner.loadWeights(o.initSeed);
   openblas_set_num_threads(int(o.threads > 0 ? o.threads : 1));
   std::unique_ptr<TokenData> data;
@@ -134,12 +138,19 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   CheckpointOptions co = checkpointOptions(o, p, comm.rank());
   co.barrier = [&comm] { comm.barrier(); };
   co.gather = [&comm](const std::string &s) { return gatherTrace(comm, s); };
+  co.beforeWrite = [&be] { be.toHost(); };
   Checkpointer ckpt(co);
   int64_t first = ckpt.resume(runner.executor());
+  be.fromHost(); // the loaded or resumed values onto the device
   ckpt.continueData(*data);
   bool root = comm.rank() == 0;
   if (root) {
     printPlan(p);
+    if (std::strcmp(be.name(), "cpu") != 0)
+      std::printf("frenzy-launch: %s: %d ranks, %s, CUDA backend (rank 0 on "
+                  "%s)\n",
+                  o.plan.c_str(), p.ranks_size(), p.precision().c_str(),
+                  be.who().c_str());
     if (first > 1)
       std::printf("resumed from %s at step %" PRId64 "\n",
                   o.resumeDir.c_str(), first - 1);
@@ -191,26 +202,21 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
     // the step boundary (with more ranks than cores: 17 -> 12.5 ms a step).
     std::vector<int64_t> peaks = r.peakBytes;
     if (peaks.empty()) // a plan without an update step (every rank alike)
-      peaks = comm.gather(runner.executor().peakBytes());
+      peaks = comm.gather(be.peakBytes());
     if (root && (step % o.logEvery == 0 || step == o.steps)) {
       std::printf("step %5" PRId64 "/%" PRId64 " | loss %.6f | lr %.3e",
                   step, o.steps, r.loss,
                   runner.executor().learningRate(step));
       if (!p.optimizer().kind().empty())
         std::printf(" | grad norm %.4f", r.gradNorm);
-      // The CPU backend has no CUDA context and no cuBLASLt workspace:
-      // compare with the prediction without them (a GPU type's prediction
-      // counts both, GpuType::workspaceBytes; the "cpu" type's neither).
-      std::printf(" | %.0f tokens/s | memory MiB (rank: used/predicted)",
-                  double(tokens) / sec);
-      for (size_t k = 0; k < peaks.size(); ++k) {
-        const plan::Rank &pr = p.ranks(int(k));
-        int64_t cudaOnly =
-            pr.context_bytes() +
-            (pr.gpu_type() != "cpu" ? plan::kCudaGemmWorkspaceBytes : 0);
+      std::printf("%s | %.0f tokens/s | memory MiB (rank: used/predicted)",
+                  be.stepNote().c_str(), double(tokens) / sec);
+      // Against the prediction as this backend counts memory (the CPU has
+      // no CUDA context and no cuBLASLt workspace).
+      for (size_t k = 0; k < peaks.size(); ++k)
         std::printf(" %zu:%.2f/%.2f", k, double(peaks[k]) / (1 << 20),
-                    double(pr.predicted_peak_bytes() - cudaOnly) / (1 << 20));
-      }
+                    double(be.comparablePrediction(p.ranks(int(k)))) /
+                        (1 << 20));
       std::printf("\n");
       std::fflush(stdout);
     }
@@ -246,6 +252,11 @@ int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
   if (root)
     std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n",
                 ran, double(tokens * ran) / std::max(total, 1e-9));
+  // A one-rank plan's process is the whole job: its memory as a one-rank
+  // plain plan reports it (a device backend's allocator statistics).
+  if (p.ranks_size() == 1)
+    std::printf("memory: %s\n",
+                be.memorySummary(p.ranks(0).predicted_peak_bytes()).c_str());
   ckpt.finish(o.steps, runner.executor());
   status.update(o.steps, "done");
   if (!o.exportOnnx.empty() && root) {

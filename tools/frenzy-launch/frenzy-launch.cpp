@@ -70,7 +70,12 @@ void printProfile(const Executor &ex, double totalSeconds) {
 } // namespace
 
 int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
-  Executor ex(p);
+  std::unique_ptr<Backend> be = makeBackend(o, p, 0, selectBackend(o, p, 0));
+  bool cpu = std::strcmp(be->name(), "cpu") == 0;
+  if (o.profile && !cpu)
+    throw RuntimeError("--profile times the CPU kernels; on the CUDA backend "
+                       "use --trace=FILE (CUDA events per instruction)");
+  Executor &ex = be->host();
   ex.loadWeights(o.initSeed);
   ex.setProfiling(o.profile);
   if (o.threads > 0)
@@ -91,14 +96,18 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
   }
   int64_t tokensPerStep = tokens.ids ? tokens.ids->numel() : p.batch() * p.seq();
   std::printf("frenzy-launch: %s: %s, %" PRId64 " parameters, batch %" PRId64
-              " x %" PRId64 ", %s, optimizer %s, %" PRId64 " steps\n",
+              " x %" PRId64 ", %s, optimizer %s, %" PRId64 " steps%s\n",
               o.plan.c_str(), p.model_path().c_str(), ex.parameterCount(),
               p.batch(), p.seq(), p.precision().c_str(),
               p.optimizer().kind().empty() ? "none"
                                            : p.optimizer().kind().c_str(),
-              o.steps);
-  Checkpointer ckpt(checkpointOptions(o, p, 0));
+              o.steps,
+              cpu ? "" : (", CUDA backend on " + be->who()).c_str());
+  CheckpointOptions co = checkpointOptions(o, p, 0);
+  co.beforeWrite = [&be] { be->toHost(); };
+  Checkpointer ckpt(co);
   int64_t first = ckpt.resume(ex);
+  be->fromHost(); // the loaded or resumed values onto the device
   if (data)
     ckpt.continueData(*data);
   if (first > 1)
@@ -109,32 +118,35 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
   std::vector<plan::Phase> phases;
   if (!tracePath.empty()) {
     trace = std::make_unique<Trace>(0);
-    ex.setClassTimes(trace->classSeconds());
+    be->setClassTimes(trace->classSeconds());
     phases = plan::oneRankPhases(ex.program());
   }
   double totalSeconds = 0;
+  int64_t predicted = p.ranks_size() ? p.ranks(0).predicted_peak_bytes() : 0;
   RankStatus status(o.statusDir, 0);
   status.update(first - 1, "starting");
   for (int64_t step = first; step <= o.steps; ++step) {
     if (data)
       tokens.fill(*data, step, tokens.rows(), 0);
+    be->uploadInputs();
     auto t0 = std::chrono::steady_clock::now();
     if (trace) {
       double stepStart = trace->now(), cpuStart = Trace::cpuNow();
-      ex.beginStep(step, o.seed);
+      be->beginStep(step, o.seed);
       for (const plan::Phase &ph : phases) {
         double start = trace->now(), cpu0 = Trace::cpuNow();
-        ex.run(ph.instrs);
+        be->run(ph.instrs);
         auto args = trace->takeClassArgs();
         args.emplace_back("cpu_us", Trace::cpuNow() - cpu0);
         trace->slice(plan::kComputeThread, ph.name, ph.cat, start,
                      std::move(args));
       }
+      be->endStep(step);
       trace->slice(plan::kComputeThread, "step", "step", stepStart,
                    {{"step", double(step)},
                     {"cpu_us", Trace::cpuNow() - cpuStart}});
     } else {
-      ex.runStep(step, o.seed);
+      be->runProgramStep(step, o.seed);
     }
     double sec = std::chrono::duration<double>(
                      std::chrono::steady_clock::now() - t0)
@@ -148,7 +160,9 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
                   ex.learningRate(step));
       if (norm)
         std::printf(" | grad norm %.4f", norm->f32()[0]);
-      std::printf(" | %.0f tokens/s\n", double(tokensPerStep) / sec);
+      std::printf("%s | %.0f tokens/s%s\n", be->stepNote().c_str(),
+                  double(tokensPerStep) / sec,
+                  be->stepMemory(predicted).c_str());
       std::fflush(stdout);
     }
     ckpt.afterStep(step, ex);
@@ -168,17 +182,14 @@ int frenzy::rt::runSingleRank(const Options &o, const plan::Plan &p) {
     std::printf("wrote the measured timeline to %s\n", tracePath.c_str());
   }
   if (!o.exportOnnx.empty()) {
+    be->toHost();
     exportWeights(p, heldParameters(ex), o.exportOnnx);
     std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());
   }
   int64_t ran = std::max<int64_t>(0, o.steps - first + 1);
   std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n", ran,
               double(tokensPerStep * ran) / std::max(totalSeconds, 1e-9));
-  std::printf("memory: peak %" PRId64 " bytes (%.2f MiB) = persistent %" PRId64
-              " (parameters, optimizer state, inputs, outputs) + activations "
-              "and workspace %" PRId64 "\n",
-              ex.peakBytes(), double(ex.peakBytes()) / (1 << 20),
-              ex.persistentBytes(), ex.activationPeakBytes());
+  std::printf("memory: %s\n", be->memorySummary(predicted).c_str());
   if (o.profile)
     printProfile(ex, totalSeconds);
   if (!o.dump.empty())
@@ -212,13 +223,8 @@ int main(int argc, char **argv) {
     Options o = parseArgs(argc, argv);
     plan::Plan p = readPlan(o.plan);
     // A partitioned plan (stages, micro-batches: frenzy-opt --global-batch,
-    // even on one device) runs its stage schedule; only a plain one-program
-    // plan runs here directly.
-    // A one-rank partitioned plan runs its micro-batches on the CUDA
-    // backend in this process (the CPU backend runs it as a rank).
-    if (p.ranks_size() == 1 && p.stages_size() == 1 && o.hostfile.empty() &&
-        selectBackend(o, p, 0) == 1)
-      return runCudaSingleRank(o, p);
+    // even on one device) runs its stage schedule as ranks, on either
+    // backend; only a plain one-program plan runs here directly.
     if (p.ranks_size() > 1 || p.stages_size() > 0 || !o.hostfile.empty())
       return runMultiRank(o, p, argc, argv);
     if (!o.sideTasks.empty() || !o.emulateSpeed.empty() ||
@@ -227,8 +233,6 @@ int main(int argc, char **argv) {
                          "--side-report work on multi-rank plans (side tasks "
                          "fill the bubbles between pipeline stages; a "
                          "one-rank plan has none)");
-    if (selectBackend(o, p, 0) == 1)
-      return runCudaSingleRank(o, p);
     return runSingleRank(o, p);
   } catch (const RuntimeError &e) {
     std::fflush(stdout);
