@@ -74,8 +74,10 @@ std::unique_ptr<Backend> makeBackend(const Options &o, const plan::Plan &p,
                                      std::set<int32_t> freeLate = {},
                                      int32_t program = 0);
 
-/// One-rank plans: this process runs the whole step.
-int runSingleRank(const Options &o, const plan::Plan &p);
+/// The training loop of every run (TrainingLoop.cpp): a plain one-rank
+/// plan's whole program with `comm` a world of one, or this process's rank
+/// of a staged plan (`comm` the job's).
+int trainLoop(const Options &o, const plan::Plan &p, Comm &comm);
 /// Multi-rank plans: started by mpirun or srun, run the rank given;
 /// otherwise start the plan's ranks on this machine through mpirun.
 int runMultiRank(const Options &o, const plan::Plan &p, int argc, char **argv);

@@ -238,6 +238,10 @@ void CudaBackend::copyPiece(const plan::Piece &pc, int32_t g, float *buf,
 }
 
 double CudaBackend::sumOfSquares(const std::vector<int32_t> &ids) {
+  // fp16-mixed: the norm (and the clip the runner derives from it) is of
+  // the unscaled gradients; the runner sets the clip outputs itself, so
+  // the executor's unscale before the clip instruction would come late.
+  ex->unscaleOnce();
   if (ids.empty())
     return 0;
   // The clip kernel with no clipping gives the L2 norm of a list.

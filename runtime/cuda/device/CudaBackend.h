@@ -55,9 +55,12 @@ public:
   void setScalar(int32_t id, float value) override;
   void setTpAllReduce(std::function<void(float *, int64_t)> f) override;
 
+  /// The accumulator is the first micro-batch's device buffer (a copy for
+  /// a program output); the factor goes through a device scalar.
   void keepGradient(int32_t g) override;
   void addGradient(int32_t g) override;
   void restoreGradient(int32_t g, float factor) override;
+  /// Device buffers from the caching allocator, kept between steps.
   float *pieceBuffer(size_t slot, int64_t n) override;
   void copyPiece(const plan::Piece &pc, int32_t g, float *buf,
                  bool intoAccumulator) override;

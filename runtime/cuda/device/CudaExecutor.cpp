@@ -337,6 +337,12 @@ void CudaExecutor::unscaleGradients() {
                     ctx.who());
 }
 
+void CudaExecutor::unscaleOnce() {
+  if (fp16Scaling && !unscaled)
+    unscaleGradients();
+  unscaled = true;
+}
+
 void CudaExecutor::checkBadIndices() {
   std::vector<int64_t> bad(size_t(std::max(1, prog.instrs_size())));
   FRENZY_CUDA_CHECK(cudaMemcpy(bad.data(), badIndices, bad.size() * 8,
@@ -374,6 +380,7 @@ void CudaExecutor::beginStep(int64_t step, uint64_t seed) {
   host.beginStep(step, seed);
   ctx.allocator().beginStep();
   skipped = false;
+  unscaled = false;
   FRENZY_CUDA_CHECK(cudaMemsetAsync(badIndices, 0xff,
                                     size_t(std::max(1, prog.instrs_size())) * 8,
                                     ctx.compute()),
@@ -382,8 +389,8 @@ void CudaExecutor::beginStep(int64_t step, uint64_t seed) {
 
 void CudaExecutor::run(const std::vector<int32_t> &instrs) {
   for (int32_t i : instrs) {
-    if (i == firstUpdate && fp16Scaling)
-      unscaleGradients();
+    if (i == firstUpdate)
+      unscaleOnce();
     runInstr(i);
   }
 }
@@ -425,8 +432,8 @@ void CudaExecutor::switchMicroBatch(int64_t mb) {
 void CudaExecutor::runStep(int64_t step, uint64_t seed) {
   beginStep(step, seed);
   for (int32_t pos : order) {
-    if (pos == firstUpdate && fp16Scaling)
-      unscaleGradients();
+    if (pos == firstUpdate)
+      unscaleOnce();
     runInstr(pos);
     if (pos == lossInstr)
       checkedLoss(step);

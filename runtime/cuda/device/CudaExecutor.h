@@ -86,6 +86,10 @@ public:
   /// Whether the last fp16 step skipped its update (overflow), and the
   /// loss scale now.
   bool skippedUpdate() const { return skipped; }
+  /// fp16-mixed: unscales the update's gradients (once a step; before the
+  /// first update instruction at the latest). A rank runner calls it before
+  /// the gradient norm, which must see unscaled gradients.
+  void unscaleOnce();
   float lossScale() const { return scaleHost; }
 
 private:
@@ -130,6 +134,7 @@ private:
   int *goodSteps = nullptr, *foundInf = nullptr;
   float scaleHost = 1.0f;
   bool skipped = false;
+  bool unscaled = false; // this step's gradients are unscaled
 };
 
 } // namespace frenzy::rt::cuda

@@ -7,6 +7,8 @@
 
 #include "Tensor.h"
 
+#include <cstdlib>
+
 using namespace frenzy;
 using namespace frenzy::rt;
 using namespace frenzy::rt::cuda;
@@ -99,4 +101,5 @@ void NcclDataComm::barrier(Group g) {
 void NcclDataComm::abort(int code) {
   comms.abortAll();
   host.abort(code);
+  std::abort(); // (host.abort does not return)
 }

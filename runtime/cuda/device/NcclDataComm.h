@@ -44,8 +44,11 @@ public:
   void waitSends() override { comms.waitSends(); }
 
   Group group(const std::vector<int32_t> &ranks, int tag) override;
+  /// Device floats over the plan group's communicator (on the compute
+  /// stream; `arrived` is not called: the wait cannot be seen apart).
   void allReduceSum(float *data, int64_t n, Group g,
                     const Arrived &arrived = nullptr) override;
+  /// Host doubles and maxima: the host comm's world only.
   void allReduceSum(double *data, int64_t n, Group g,
                     const Arrived &arrived = nullptr) override;
   void allReduceMax(int64_t *data, int64_t n, Group g) override;
