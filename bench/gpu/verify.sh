@@ -3,8 +3,11 @@
 # an H200), in two halves because the GPU machine can neither install
 # packages nor run frenzy-opt (no LLVM/MLIR there):
 #
-#   bench/gpu/verify.sh prepare DIR   # here: plans, tokens, binaries, libs
-#   bench/gpu/verify.sh run DIR       # there, from the repository root
+#   bench/gpu/verify.sh prepare build/verify   # here: plans, tokens, binaries, libs
+#   bench/gpu/verify.sh run build/verify       # there, from the repository root
+#
+# (DIR inside the checkout, carried to the device machine with the run
+# tool's `carry`; `du` at the end of prepare says whether it fits 64 MiB.)
 #
 # `run` prints one line per check (PASS/FAIL/SKIP with the numbers) and
 # exits nonzero when any check failed:
@@ -35,10 +38,12 @@ prepare() {
     [ -x "$build/bin/$b" ] || { echo "verify.sh: error: $build/bin/$b is not built" >&2; exit 1; }
     cp "$build/bin/$b" "$dir/bin/"
   done
-  # The Debian libraries the binaries need beside libc and the driver's.
+  # The Debian libraries the binaries need beside libc, the driver's and the
+  # CUDA toolkit's and NCCL's, which the GPU image has (and which are too
+  # large to carry: the carry limit is 64 MiB).
   ldd "$dir/bin/frenzy-launch" "$dir/bin/frenzy-cuda-kernel-check" |
     awk '/=> \// {print $3}' | sort -u |
-    grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux|libcuda)\.' |
+    grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux|libcuda|libcudart|libcublas|libcublasLt|libnccl)\.' |
     xargs -r -I{} cp -L {} "$dir/lib/"
   python3 scripts/make_corpus.py data/corpus-gpl3.txt "$dir/corpus.tokens" || exit 1
   local m=test/Inputs/oracles/gpt_tiny/gpt_tiny_loss.onnx
@@ -49,9 +54,11 @@ prepare() {
   $opt $m $common --global-batch=8 --cluster=test/Inputs/cuda/h100-2.yaml --layout=2x2 -o "$dir/tp2.plan" &&
   $opt $m $common --global-batch=8 --cluster=test/Inputs/cuda/h100-1.yaml -o "$dir/g.plan" &&
   $opt $m --batch=1 --seq=16 --cluster=test/Inputs/cuda/h100-1.yaml -o "$dir/side.plan" || exit 1
-  cp test/lib/compare_losses.py "$dir/" 2>/dev/null
-  du -sh "$dir"
-  echo "prepared $dir: carry it to the GPU machine and run bench/gpu/verify.sh run $dir"
+  # Binaries and libraries are ~78 MiB, over the 64 MiB carry limit: one
+  # gzip archive (~22 MiB) travels instead; `run` unpacks it.
+  tar -czf "$dir.tar.gz" -C "$(dirname "$dir")" "$(basename "$dir")" || exit 1
+  du -sh "$dir" "$dir.tar.gz"
+  echo "prepared $dir.tar.gz: carry it to the GPU machine and run bench/gpu/verify.sh run $dir"
 }
 
 fails=0
@@ -73,6 +80,10 @@ check_losses() { # name, log, reference log, tolerance
 }
 
 run() {
+  if [ ! -d "$dir" ] && [ -f "$dir.tar.gz" ]; then
+    tar -xzf "$dir.tar.gz" -C "$(dirname "$dir")" || exit 1
+  fi
+  [ -x "$dir/bin/frenzy-launch" ] || { echo "verify.sh: error: $dir/bin/frenzy-launch is missing: run bench/gpu/verify.sh prepare $dir here first" >&2; exit 2; }
   export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export PATH="$dir/bin:$PATH"
   local L=frenzy-launch tok="$dir/corpus.tokens" o="$dir/out"
