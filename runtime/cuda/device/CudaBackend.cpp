@@ -212,28 +212,15 @@ void CudaBackend::copyPiece(const plan::Piece &pc, int32_t g, float *buf,
                       ctx->who());
     return;
   }
-  // copySlice (Executor.h) as one strided copy: rows of outer x blocks,
-  // each the piece's `n` slices of the dim times the inner elements.
-  int64_t outer = 1, inner = 4, dim = pc.dim();
-  for (int64_t d = 0; d < dim; ++d)
-    outer *= t.shape[size_t(d)];
-  for (size_t d = size_t(dim) + 1; d < t.shape.size(); ++d)
-    inner *= t.shape[d];
-  int64_t blocks = pc.blocks(), count = pc.count();
-  if (t.shape[size_t(dim)] % (blocks * count))
-    throw RuntimeError("plan: dim " + std::to_string(dim) + " of tensor " +
-                       std::to_string(g) + " does not split in " +
-                       std::to_string(blocks) + " blocks of " +
-                       std::to_string(count) + " slices");
-  size_t width = size_t(t.shape[size_t(dim)] / (blocks * count) * inner);
-  size_t rows = size_t(outer * blocks);
-  uint8_t *full = acc + size_t(pc.index()) * width;
-  size_t fullPitch = width * size_t(count);
+  // copySlice (Executor.h) as one strided copy: the same geometry.
+  SliceCopy c = sliceCopy(t.shape, 4, pc.dim(), pc.blocks(), pc.index(),
+                          pc.count());
+  uint8_t *full = acc + c.fullOffset;
   FRENZY_CUDA_CHECK(
-      intoAcc ? cudaMemcpy2DAsync(full, fullPitch, part, width, width, rows,
-                                  cudaMemcpyDeviceToDevice, stream())
-              : cudaMemcpy2DAsync(part, width, full, fullPitch, width, rows,
-                                  cudaMemcpyDeviceToDevice, stream()),
+      intoAcc ? cudaMemcpy2DAsync(full, c.fullPitch, part, c.width, c.width,
+                                  c.rows, cudaMemcpyDeviceToDevice, stream())
+              : cudaMemcpy2DAsync(part, c.width, full, c.fullPitch, c.width,
+                                  c.rows, cudaMemcpyDeviceToDevice, stream()),
       ctx->who());
 }
 
