@@ -392,6 +392,10 @@ void CudaExecutor::run(const std::vector<int32_t> &instrs) {
     if (i == firstUpdate)
       unscaleOnce();
     runInstr(i);
+    // The CPU backend's rule on every path: a non-finite loss stops the
+    // step before any update runs.
+    if (i == lossInstr)
+      checkedLoss(host.context().step);
   }
 }
 
