@@ -46,9 +46,11 @@ if(FRENZY_CUDA_BACKEND)
     LIBS FrenzyCuda)
 endif()
 
-# Checkpoint files and resharding (the executor library).
+# Checkpoint files and resharding, and the DP pieces' slice copies (the
+# executor library).
 frenzy_runtime_test(FrenzyCheckpointTests
-  SOURCES runtime/CheckpointFormatTest.cpp LIBS FrenzyExec)
+  SOURCES runtime/CheckpointFormatTest.cpp runtime/SliceCopyTest.cpp
+  LIBS FrenzyExec)
 
 # The elastic supervisor's library: cluster files it derives, children it
 # runs within time limits.

@@ -51,17 +51,25 @@ void RankRunner::checkSupported(const plan::Plan &p) {
                        "frenzy-opt");
 }
 
-RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
-  checkSupported(plan);
+/// Where this rank is in the plan, checked against the world.
+static const plan::Rank &rankOf(const plan::Plan &plan, Comm &comm) {
+  RankRunner::checkSupported(plan);
   if (plan.ranks_size() != comm.size())
     throw RuntimeError("the plan has " + std::to_string(plan.ranks_size()) +
                        " ranks but " + std::to_string(comm.size()) +
                        " processes were started; start one per rank (or run "
                        "frenzy-launch PLAN alone and it starts them)");
-  me = plan.ranks(comm.rank());
+  const plan::Rank &me = plan.ranks(comm.rank());
   if (me.id() != comm.rank())
     throw RuntimeError("plan: rank " + std::to_string(comm.rank()) +
                        " has id " + std::to_string(me.id()));
+  return me;
+}
+
+/// The stage of `me`.
+static const plan::StageProgram *stageOf(const plan::Plan &plan,
+                                         const plan::Rank &me) {
+  const plan::StageProgram *st = nullptr;
   for (const plan::StageProgram &sp : plan.stages())
     for (int32_t r : sp.ranks())
       if (r == me.id())
@@ -69,6 +77,11 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
   if (!st)
     throw RuntimeError("plan: rank " + std::to_string(me.id()) +
                        " belongs to no stage");
+  return st;
+}
+
+RankRunner::RankRunner(const plan::Plan &p, Comm &host, const MakeBackend &make)
+    : plan(p), hostComm(host), me(rankOf(p, host)), st(stageOf(p, me)) {
   if (plan.total_micro_batches() <= 0 || plan.micro_batch() <= 0)
     throw RuntimeError("plan: no micro-batches (re-run frenzy-opt)");
   forward.assign(st->forward_instrs().begin(), st->forward_instrs().end());
@@ -122,7 +135,11 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
   std::vector<int32_t> order = forward;
   order.insert(order.end(), backward.begin(), backward.end());
   order.insert(order.end(), updates.begin(), updates.end());
-  ex = std::make_unique<Executor>(plan, order, freeLate, st->program());
+  // The backend is made once the runner knows what it runs; the data comm
+  // after the backend (a device transport needs its device).
+  be = make(order, freeLate, st->program());
+  comm = &be->dataComm(hostComm);
+  Executor &ex = be->host();
 
   for (int32_t i : updates)
     if (isOptimizerUpdate(prog.instrs(i)))
@@ -130,7 +147,7 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
   if (plan.optimizer().kind().empty())
     for (const plan::Io &io : prog.outputs())
       if (io.name().rfind("grad.", 0) == 0 &&
-          !ex->tensor(io.tensor()).storage.empty())
+          !ex.tensor(io.tensor()).storage.empty())
         grads.push_back(io.tensor());
   {
     std::map<int32_t, size_t> lastUse; // gradient -> position in backward
@@ -169,18 +186,23 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &c) : plan(p), comm(c) {
       continue;
     if (grp.kind() == plan::CommGroup::DP) {
       checkPieces(grp);
-      dpGroups.emplace_back(&grp, comm.group(ranks, g));
+      dpGroups.emplace_back(&grp, comm->group(ranks, g));
     }
     else if (grp.kind() == plan::CommGroup::TIED)
-      tiedGroups.push_back(&grp);
+      // A device transport has point-to-point communicators for the
+      // pipeline's pairs only; it syncs tied parameters by the group's
+      // broadcast instead (syncParams).
+      tiedGroups.emplace_back(&grp, comm->memory() == MemorySpace::Device
+                                        ? comm->group(ranks, g)
+                                        : Group::world());
     else if (grp.kind() == plan::CommGroup::TP) {
-      Group tp = comm.group(ranks, g);
-      ex->context().tpAllReduce = [this, tp](float *data, int64_t n) {
-        comm.allReduceSum(data, n, tp);
-      };
+      Group tp = comm->group(ranks, g);
+      be->setTpAllReduce([this, tp](float *data, int64_t n) {
+        comm->allReduceSum(data, n, tp);
+      });
     }
   }
-  ex->context().tpRank = me.tp_rank();
+  ex.context().tpRank = me.tp_rank();
   planSlots = plan.side_tasks_size() > 0;
 }
 
@@ -213,7 +235,7 @@ void RankRunner::runPlanSlot(int pos) {
   slot.memoryBytes = ps.memory_bytes();
   std::function<bool()> ready;
   if (recv)
-    ready = [this, recv] { return comm.arrived(recv->peer(), recv->tensor()); };
+    ready = [this, recv] { return comm->arrived(recv->peer(), recv->tensor()); };
   side->runSlot(slot, ready, ps.duration() * scale);
 }
 
@@ -229,7 +251,7 @@ void RankRunner::checkPieces(const plan::CommGroup &g) const {
                            std::to_string(pc.tensor()) +
                            ", which is not a gradient of rank " +
                            std::to_string(me.id()));
-      const Tensor &t = ex->tensor(pc.tensor());
+      const Tensor &t = be->host().tensor(pc.tensor());
       if (pc.count() < 1 || (pc.count() > 1 &&
                              (pc.dim() < 0 || pc.dim() >= int(t.shape.size()) ||
                               pc.blocks() < 1 || pc.index() < 0 ||
@@ -242,52 +264,55 @@ void RankRunner::checkPieces(const plan::CommGroup &g) const {
 
 void RankRunner::setTrace(Trace *t) {
   trace = t;
-  ex->setClassTimes(t ? t->classSeconds() : nullptr);
+  be->setClassTimes(t ? t->classSeconds() : nullptr);
 }
 
 void RankRunner::setData(const TokenData *tokens) {
   data = tokens;
-  inputs = TokenInputs::bind(*ex);
+  inputs = TokenInputs::bind(be->host());
 }
 
 void RankRunner::beginMicroBatch(int64_t mb) {
   for (int32_t id : toRelease)
-    ex->release(id);
+    be->release(id);
   toRelease.clear();
-  ex->switchMicroBatch(mb);
-  StepContext &ctx = ex->context();
+  be->switchMicroBatch(mb);
+  StepContext &ctx = be->host().context();
   ctx.microBatch = plan.micro_batch();
   ctx.sampleOffset = (st->first_micro_batch() + mb) * plan.micro_batch();
 }
 
 void RankRunner::forwardOrBackward(const plan::Action &a) {
   beginMicroBatch(a.micro_batch());
-  StepContext &ctx = ex->context();
-  if (data)
+  StepContext &ctx = be->host().context();
+  if (data) {
     inputs->fill(*data, ctx.step, plan.global_batch(), ctx.sampleOffset);
+    be->uploadInputs();
+  }
   if (a.kind() == plan::Action::FORWARD) {
-    ex->run(forward);
-    int32_t loss = ex->lossTensorId();
-    if (st->head() && me.tp_rank() == 0 && loss >= 0)
-      lossSum += ex->tensor(loss).f32()[0];
+    be->run(forward);
+    int32_t loss = be->host().lossTensorId();
+    if (st->head() && me.tp_rank() == 0 && loss >= 0 &&
+        !be->host().tensor(loss).storage.empty())
+      lossSum += be->loss(ctx.step);
     for (int32_t id : dropAfterForward)
-      ex->release(id);
+      be->release(id);
     return;
   }
   if (recomputeForward) {
     // The same micro-batch, step and inputs: the kernels (dropout draws
     // from a counter seeded by step and sample) give the same values.
-    ex->run(forward);
+    be->run(forward);
     for (int32_t id : rerunSent)
-      ex->release(id);
+      be->release(id);
   }
   for (const auto &[instrs, done] : backwardParts) {
-    ex->run(instrs);
+    be->run(instrs);
     for (int32_t g : done)
       accumulate(g);
   }
   for (int32_t id : keptInputs)
-    ex->release(id);
+    be->release(id);
   ++microBatchesRun;
 }
 
@@ -297,27 +322,19 @@ void RankRunner::accumulate(int32_t g) {
   // however many micro-batches it runs (before, each micro-batch's set
   // stayed allocated until the update, and was put away with its
   // activations: m sets, which the memory model does not predict).
-  Tensor &t = ex->tensor(g);
-  if (t.storage.empty()) // not made on this rank
+  if (!be->has(g)) // not made on this rank
     return;
-  std::vector<uint64_t> &acc = accum[g];
   if (microBatchesRun == 0) {
-    if (ex->isPersistent(g)) // a program output (no optimizer): a copy
-      acc = t.storage;
-    else
-      ex->detach(g, acc);
+    be->keepGradient(g);
+    accumulated.insert(g);
     return;
   }
-  float *a = reinterpret_cast<float *>(acc.data());
-  for (int64_t i = 0, n = t.numel(); i < n; ++i)
-    a[i] += t.f32()[i];
-  ex->release(g); // no-op for a program output
+  be->addGradient(g);
 }
 
-/// Copies a piece of a gradient accumulator to the contiguous `buf`, or
-/// back (intoAcc).
 StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
-  ex->beginStep(step, seed);
+  be->beginStep(step, seed);
+  accumulated.clear();
   lossSum = 0;
   microBatchesRun = 0;
   StepResult result;
@@ -357,53 +374,53 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       break;
     }
     case plan::Action::SEND: {
-      const Tensor &t = ex->tensor(a.tensor());
+      int64_t bytes = be->bytes(a.tensor());
       // An emulated transfer: the message leaves at the predicted end.
       if (timed)
         times.emulated += actionClock.run(a, w0);
-      comm.send(t.data(), t.bytes(), a.peer(), a.tensor());
+      comm->send(be->data(a.tensor()), bytes, a.peer(), a.tensor());
       actionClock.settle(a);
       if (freeLate.count(a.tensor()))
         toRelease.push_back(a.tensor());
       if (trace)
         trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0,
-                     {{"bytes", double(t.bytes())}});
+                     {{"bytes", double(bytes)}});
       break;
     }
     case plan::Action::RECV:
       beginMicroBatch(a.micro_batch());
-      ex->allocate(a.tensor());
+      be->allocate(a.tensor());
       if (timed) {
         // The gap in front of a receive: side tasks until the message is
         // there (MPI_Iprobe between their steps), then the wait measured.
         double &limit = gapLimit[size_t(pos)];
         if (side && limit > 0 && !planSlots)
-          side->runSlot({}, [&] { return comm.arrived(a.peer(), a.tensor()); },
+          side->runSlot({}, [&] { return comm->arrived(a.peer(), a.tensor()); },
                         limit);
         // An emulated device sleeps through most of the wait it had here
         // last step (Comm::probe: spinning ranks exhaust SCHED_FIFO's
         // budget), then spins for the message.
         if (actionClock.scale > 0)
-          comm.probe(a.peer(), a.tensor(), w0 + 0.9 * limit);
+          comm->probe(a.peer(), a.tensor(), w0 + 0.9 * limit);
         else
-          comm.probe(a.peer(), a.tensor());
+          comm->probe(a.peer(), a.tensor());
         limit = steadySeconds() - w0;
         times.recvWait += limit;
       }
       if (trace) {
-        comm.probe(a.peer(), a.tensor());
+        comm->probe(a.peer(), a.tensor());
         trace->slice(plan::kCommThread, "wait " + plan::sliceName(a), "wait",
                      t0);
         t0 = trace->now();
       }
       if (timed) // an emulated transfer, once the message is there
         times.emulated += actionClock.run(a, steadySeconds());
-      comm.recv(ex->tensor(a.tensor()).data(), ex->tensor(a.tensor()).bytes(),
-                a.peer(), a.tensor());
+      comm->recv(be->data(a.tensor()), be->bytes(a.tensor()), a.peer(),
+                 a.tensor());
       actionClock.settle(a);
       if (trace)
         trace->slice(plan::kCommThread, plan::sliceName(a), "comm", t0,
-                     {{"bytes", double(ex->tensor(a.tensor()).bytes())}});
+                     {{"bytes", double(be->bytes(a.tensor()))}});
       break;
     case plan::Action::REDUCE_GRADS:
       beginMicroBatch(0);
@@ -439,6 +456,13 @@ StepResult RankRunner::runStep(int64_t step, uint64_t seed) {
       throw RuntimeError("plan: unknown action " + std::to_string(a.kind()));
     }
   }
+  // A device backend drains its queue here and copies the outputs back
+  // (which carry the last micro-batch's loss: the step's mean goes over it).
+  be->endStep(step);
+  int32_t loss = be->host().lossTensorId();
+  if (loss >= 0 && !be->host().tensor(loss).storage.empty() &&
+      !result.peakBytes.empty())
+    be->host().tensor(loss).f32()[0] = float(result.loss);
   if (timed)
     times.step = lastStep = steadySeconds() - stepStart;
   return result;

@@ -1,25 +1,30 @@
 //===- RankRunner.h - one rank of a multi-rank plan -------------*- C++ -*-===//
 //
-// Runs this process's rank of the plan: its stage's instructions on the
-// executor, driven by the rank's instruction stream (forward and backward
+// Runs this process's rank of the plan: its stage's instructions on a
+// Backend (CPU or CUDA), talking through Comms only, driven by the rank's instruction stream (forward and backward
 // per micro-batch with their receives and sends, gradient reduction over
 // the DP groups, the update, tied-parameter sync). The result of a step is
 // the loss and gradient norm of the whole global batch, equal (up to float
 // summation order) to a one-rank run of the same plan's model and batch.
+// One runner for every backend: the data comm (the backend's, NCCL on
+// CUDA) carries tensors; the host comm carries the step's scalars (loss,
+// norm, every rank's peak memory). On the CPU both are one MpiComm.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_DIST_RANKRUNNER_H
 #define FRENZY_RUNTIME_DIST_RANKRUNNER_H
 
+#include "backend/Backend.h"
 #include "Comm.h"
-#include "Executor.h"
 #include "SideTaskHost.h"
 #include "SpeedEmulation.h"
 #include "TokenInputs.h"
 #include "Trace.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace frenzy::rt {
 
@@ -37,28 +42,37 @@ struct StepTimes {
 
 struct StepResult {
   double loss = 0, gradNorm = 0;
-  /// Every rank's peak executor bytes, carried by the update's all-reduce
+  /// Every rank's peak bytes (Backend::peakBytes), carried by the update's all-reduce
   /// (so a step needs no collective of its own to report memory).
   std::vector<int64_t> peakBytes;
 };
 
 class RankRunner {
 public:
+  /// Makes this rank's backend from what it runs: the instructions in run
+  /// order, the activations freed by the runner (after sending them), the
+  /// stage's program.
+  using MakeBackend = std::function<std::unique_ptr<Backend>(
+      std::vector<int32_t> order, std::set<int32_t> freeLate,
+      int32_t program)>;
   /// Validates that the plan's stages, ranks and streams are consistent
-  /// with a world of comm.size() processes, and builds this rank's
-  /// executor and communicators.
-  RankRunner(const plan::Plan &plan, Comm &comm);
+  /// with a world of hostComm.size() processes, and builds this rank's
+  /// backend and communicators (collective).
+  RankRunner(const plan::Plan &plan, Comm &hostComm, const MakeBackend &make);
   /// Throws when this runtime cannot run the plan (checked before any rank
   /// starts).
   static void checkSupported(const plan::Plan &plan);
 
-  Executor &executor() { return *ex; }
+  Backend &backend() { return *be; }
+  Executor &executor() { return be->host(); }
+  Comm &dataComm() { return *comm; }
   const plan::Rank &rank() const { return me; }
   const plan::StageProgram &stage() const { return *st; }
 
-  /// This rank's parameters (its shards), from the model or a seed.
+  /// This rank's parameters (its shards), from the model or a seed, on
+  /// the host; Backend::fromHost puts them (and a resume's) on the device.
   void loadWeights(std::optional<uint64_t> initSeed) {
-    ex->loadWeights(initSeed);
+    be->host().loadWeights(initSeed);
   }
   void setData(const TokenData *tokens);
   StepResult runStep(int64_t step, uint64_t seed);
@@ -110,26 +124,23 @@ private:
   };
   template <class F>
   Reduced tracedAllReduce(const char *what, bool waitFirst, F reduce);
-  /// Calls f(piece, accumulator, tensor, piece elements) for each of this
-  /// rank's pieces of a DP group, in the group's order.
-  template <typename F> void forEachPiece(const plan::CommGroup &g, F f);
   void checkPieces(const plan::CommGroup &g) const;
   StepResult update(const plan::Action &a);
   void syncParams(const plan::Action &a);
   void beginMicroBatch(int64_t mb);
 
   const plan::Plan &plan;
-  Comm &comm;
+  Comm &hostComm;
   plan::Rank me;
   const plan::StageProgram *st = nullptr;
-  std::unique_ptr<Executor> ex;
+  std::unique_ptr<Backend> be;
+  Comm *comm = nullptr; // the data comm (the backend's)
   std::vector<int32_t> forward, backward, updates;
   std::vector<int32_t> grads;                     // accumulated per step
-  /// By gradient tensor: the first micro-batch's gradient storage, taken
-  /// from the executor (still counted there), which later micro-batches
-  /// add into; given back before the update. One set per step, not one
-  /// per micro-batch (each micro-batch's gradients are freed once added).
-  std::map<int32_t, std::vector<uint64_t>> accum;
+  /// Gradients with an accumulator this step (Backend::keepGradient):
+  /// one set per step, not one per micro-batch (each micro-batch's
+  /// gradients are freed once added).
+  std::set<int32_t> accumulated;
   /// The backward cut after each instruction that last touches a gradient,
   /// with the gradients done there: each is added to its accumulator and
   /// freed at once, so at most the few one instruction makes exist beside
@@ -137,12 +148,8 @@ private:
   std::vector<std::pair<std::vector<int32_t>, std::vector<int32_t>>>
       backwardParts;
   void accumulate(int32_t g);
-  /// Each DP group's contiguous pieces, kept from step to step: a fresh
-  /// buffer every step pays its page faults again (on this VM ~0.4 ms for
-  /// the tiny GPT's 0.9 MB of gradients).
-  std::vector<std::vector<float>> dpBufs;
   std::vector<std::pair<const plan::CommGroup *, Group>> dpGroups;
-  std::vector<const plan::CommGroup *> tiedGroups;
+  std::vector<std::pair<const plan::CommGroup *, Group>> tiedGroups;
   std::set<int32_t> freeLate;                     // released after sending
   std::vector<int32_t> toRelease;
   /// Full recomputation (StageProgram.recompute_forward): what the forward

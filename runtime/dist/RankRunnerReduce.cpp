@@ -19,27 +19,6 @@
 
 namespace frenzy::rt {
 
-template <typename F>
-void RankRunner::forEachPiece(const plan::CommGroup &g, F f) {
-  for (const plan::Member &m : g.members())
-    if (m.rank() == me.id())
-      for (const plan::Piece &pc : m.pieces()) {
-        const Tensor &t = ex->tensor(pc.tensor());
-        f(pc, reinterpret_cast<float *>(accum[pc.tensor()].data()), t,
-          t.numel() / pc.count());
-      }
-}
-
-static void copyPiece(const plan::Piece &pc, float *acc, const Tensor &t,
-                      int64_t n, float *buf, bool intoAcc) {
-  if (pc.count() == 1)
-    std::memcpy(intoAcc ? acc : buf, intoAcc ? buf : acc, size_t(n) * 4);
-  else
-    copySlice(t.shape, 4, pc.dim(), pc.blocks(), pc.index(), pc.count(),
-              reinterpret_cast<uint8_t *>(acc),
-              reinterpret_cast<uint8_t *>(buf), intoAcc);
-}
-
 template <class F>
 RankRunner::Reduced RankRunner::tracedAllReduce(const char *what,
                                                 bool waitFirst, F reduce) {
@@ -72,7 +51,7 @@ RankRunner::Reduced RankRunner::tracedAllReduce(const char *what,
 void RankRunner::reduceGradients() {
   {
     TraceSpan wait(trace, plan::kCommThread, "wait sends", "wait");
-    comm.waitSends();
+    comm->waitSends();
   }
   // An emulated device's reduction (runStep) counts from here, less the
   // waits for the other members.
@@ -82,22 +61,27 @@ void RankRunner::reduceGradients() {
   // Every group's pieces are copied out before any sum is written back: a
   // rank in several lanes of one unsplit parameter (pipelines of different
   // TP degrees) must send its own gradient to each, not a sum.
-  std::vector<std::vector<float>> &bufs = dpBufs;
-  bufs.resize(dpGroups.size());
   double copiesStart = 0;
   for (int pass = 0; pass < 2; ++pass)
     for (size_t g = 0; g < dpGroups.size(); ++g) {
       if (pass == 1 && g == 0 && trace)
         copiesStart = trace->now();
       double copyInStart = pass == 0 && trace ? trace->now() : 0;
+      // This rank's pieces of the group, in the group's order.
+      std::vector<const plan::Piece *> pieces;
       int64_t off = 0;
-      forEachPiece(*dpGroups[g].first, [&](const plan::Piece &pc, float *acc,
-                                           const Tensor &t, int64_t n) {
-        if (pass == 0)
-          bufs[g].resize(off + n);
-        copyPiece(pc, acc, t, n, bufs[g].data() + off, /*intoAcc=*/pass == 1);
-        off += n;
-      });
+      for (const plan::Member &m : dpGroups[g].first->members())
+        if (m.rank() == me.id())
+          for (const plan::Piece &pc : m.pieces()) {
+            pieces.push_back(&pc);
+            off += be->host().tensor(pc.tensor()).numel() / pc.count();
+          }
+      float *buf = be->pieceBuffer(g, off);
+      off = 0;
+      for (const plan::Piece *pc : pieces) {
+        be->copyPiece(*pc, pc->tensor(), buf + off, /*intoAccumulator=*/pass == 1);
+        off += be->host().tensor(pc->tensor()).numel() / pc->count();
+      }
       // The pieces copied out: work before the wait, as the predicted
       // timeline's "dp copy in".
       if (pass == 0 && trace)
@@ -107,26 +91,15 @@ void RankRunner::reduceGradients() {
         reduceWaited += tracedAllReduce(
             "dp", trace || actionClock.scale > 0,
             [&](const Comm::Arrived &arrived) {
-              comm.allReduceSum(bufs[g].data(), off, dpGroups[g].second,
-                                arrived);
+              comm->allReduceSum(buf, off, dpGroups[g].second, arrived);
             }).waited;
     }
   // The accumulators go back into the gradient tensors the update reads
   // (in place: no second set); the update frees them.
   const float inv = 1.0f / float(plan.total_micro_batches());
-  for (int32_t g : grads) {
-    std::vector<uint64_t> &acc = accum[g];
-    float *a = reinterpret_cast<float *>(acc.data());
-    for (int64_t i = 0, n = ex->tensor(g).numel(); i < n && !acc.empty(); ++i)
-      a[i] *= inv;
-    if (ex->isPersistent(g)) {
-      if (!acc.empty())
-        ex->tensor(g).storage = acc;
-      acc.clear();
-    } else {
-      ex->restore(g, acc);
-    }
-  }
+  for (int32_t g : grads)
+    if (accumulated.count(g))
+      be->restoreGradient(g, inv);
   // The sums copied back and scaled: work, as the predicted timeline's
   // "dp copies" (untraced it read as idle time).
   if (trace && !dpGroups.empty())
@@ -137,21 +110,19 @@ StepResult RankRunner::update(const plan::Action &a) {
   // Squared norm, loss, and one slot per rank for its peak memory (each
   // rank fills its own; the sum is every rank's): the step's report rides
   // on this all-reduce instead of a gather of its own.
-  std::vector<double> sums(2 + size_t(comm.size()), 0.0);
+  // These are host doubles: the host comm sums them on every backend.
+  std::vector<double> sums(2 + size_t(hostComm.size()), 0.0);
   sums[1] = lossSum;
-  sums[2 + size_t(comm.rank())] = double(ex->peakBytes());
-  for (int32_t g : me.norm_tensors()) {
-    const Tensor &t = ex->tensor(g);
-    for (int64_t i = 0, n = t.numel(); i < n; ++i)
-      sums[0] += double(t.f32()[i]) * t.f32()[i];
-  }
+  sums[2 + size_t(hostComm.rank())] = double(be->peakBytes());
+  sums[0] = be->sumOfSquares({me.norm_tensors().begin(),
+                              me.norm_tensors().end()});
   // An emulated device's all-reduce and optimizer count from the moment
   // every rank is there (also what the trace shows as the end of a wait).
   double emuStart = steadySeconds();
   Reduced red = tracedAllReduce(
       "norm", trace || actionClock.on(a), [&](const Comm::Arrived &arrived) {
-        comm.allReduceSum(sums.data(), int64_t(sums.size()), Group::world(),
-                          arrived);
+        hostComm.allReduceSum(sums.data(), int64_t(sums.size()),
+                              Group::world(), arrived);
       });
   if (red.waitFirst)
     emuStart = red.waitEnd;
@@ -161,30 +132,28 @@ StepResult RankRunner::update(const plan::Action &a) {
   r.gradNorm = std::sqrt(sums[0]);
   for (size_t k = 2; k < sums.size(); ++k)
     r.peakBytes.push_back(int64_t(sums[k]));
-  StepContext &ctx = ex->context();
+  Executor &ex = be->host();
+  StepContext &ctx = ex.context();
   if (!std::isfinite(r.loss))
     throw RuntimeError("step " + std::to_string(ctx.step) + ": the loss is " +
                        std::to_string(r.loss) +
                        "; stopped before the update, parameters keep their "
                        "values from step " + std::to_string(ctx.step - 1));
-  int32_t loss = ex->lossTensorId();
-  if (loss >= 0 && !ex->tensor(loss).storage.empty())
-    ex->tensor(loss).f32()[0] = float(r.loss);
-  const plan::Program &prog = ex->program();
+  int32_t loss = ex.lossTensorId();
+  if (loss >= 0 && !ex.tensor(loss).storage.empty())
+    ex.tensor(loss).f32()[0] = float(r.loss);
+  const plan::Program &prog = ex.program();
   for (int32_t i : updates) {
     const plan::Instr &in = prog.instrs(i);
     if (in.op() == "clip_grad_norm") {
       double maxNorm = in.attrs().count("max_norm")
                            ? in.attrs().at("max_norm").f()
                            : 0.0;
-      ex->allocate(in.outputs(0));
-      ex->allocate(in.outputs(1));
-      ex->tensor(in.outputs(0)).f32()[0] = float(r.gradNorm);
-      ex->tensor(in.outputs(1)).f32()[0] =
-          float(clipScale(r.gradNorm, maxNorm));
+      be->setScalar(in.outputs(0), float(r.gradNorm));
+      be->setScalar(in.outputs(1), float(clipScale(r.gradNorm, maxNorm)));
       continue;
     }
-    ex->run({i});
+    be->run({i});
   }
   // An emulated device: the all-reduce and the optimizer take the plan's
   // time from the moment every rank is there.
@@ -201,28 +170,31 @@ void RankRunner::syncParams(const plan::Action &a) {
   // then takes the plan's time: the owner before posting, the receiver
   // before receiving (so the owner's wait for its sends ends after it).
   if (trace || actionClock.on(a))
-    for (const plan::CommGroup *g : tiedGroups)
+    for (const auto &[g, group] : tiedGroups)
       if (g->ranks(0) != me.id() && g->tensors_size()) {
         TraceSpan wait(trace, plan::kCommThread, "wait tied params", "wait");
-        comm.probe(g->ranks(0), g->tensors(0));
+        comm->probe(g->ranks(0), g->tensors(0));
         break;
       }
   double t0 = trace ? trace->now() : 0;
   times.emulated += actionClock.run(a, steadySeconds());
-  for (const plan::CommGroup *g : tiedGroups) {
+  bool device = comm->memory() == MemorySpace::Device;
+  for (const auto &[g, group] : tiedGroups) {
     int32_t owner = g->ranks(0);
     for (int32_t t : g->tensors()) {
-      Tensor &param = ex->tensor(t);
-      if (owner == me.id()) {
+      void *param = be->data(t);
+      int64_t bytes = be->bytes(t);
+      if (device) // from the group's first member (the owner)
+        comm->broadcast(param, bytes, 0, group);
+      else if (owner == me.id())
         for (int k = 1; k < g->ranks_size(); ++k)
-          comm.send(param.data(), param.bytes(), g->ranks(k), t);
-      } else {
-        comm.recv(param.data(), param.bytes(), owner, t);
-      }
+          comm->send(param, bytes, g->ranks(k), t);
+      else
+        comm->recv(param, bytes, owner, t);
     }
   }
   actionClock.settle(a); // the owner's wait for the receiver is not an overrun
-  comm.waitSends();
+  comm->waitSends();
   if (trace)
     trace->slice(plan::kCommThread, "sync tied params", "comm", t0);
 }

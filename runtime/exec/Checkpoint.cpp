@@ -103,6 +103,13 @@ void checkCompatible(const Manifest &m, const plan::Plan &p, int64_t batch,
                    number(a.momentum()) + ", this plan " + number(b.beta1()) +
                    " " + number(b.beta2()) + " " + number(b.eps()) + " " +
                    number(b.momentum()) + ")");
+  // Checkpoints are the same bytes from either backend (f32 master weights
+  // and moments), but a precision policy (and fp16's loss scale, which is
+  // not saved) belongs to the run: a CUDA bf16 run is not resumed as a CPU
+  // fp32 one without saying so.
+  if (m.precision != p.precision())
+    diff.push_back("precision policy differs (checkpoint " + m.precision +
+                   ", this plan " + p.precision() + ")");
   if (!diff.empty()) {
     std::string line = where + ": this plan cannot resume the checkpoint: ";
     for (size_t i = 0; i < diff.size(); ++i)
@@ -122,9 +129,6 @@ void checkCompatible(const Manifest &m, const plan::Plan &p, int64_t batch,
     warnings.push_back(where + ": the learning-rate schedule or clipping "
                        "differs from the checkpoint's; this plan's applies "
                        "from the next step");
-  if (m.precision != p.precision())
-    warnings.push_back(where + ": precision changes from " + m.precision +
-                       " to " + p.precision());
   if (m.seed != seed)
     warnings.push_back(where + ": the run seed changes from " +
                        std::to_string(m.seed) + " to " + std::to_string(seed) +
@@ -529,6 +533,7 @@ void Checkpointer::writeManifest(int64_t step, double lr,
 }
 
 void Checkpointer::write(int64_t step, Executor &ex) {
+  o.beforeWrite();
   std::string final = stepDirName(o.dir, step), tmp = final + ".tmp";
   if (o.rank == 0) {
     ::mkdir(o.dir.c_str(), 0755);

@@ -44,6 +44,10 @@ struct CheckpointOptions {
   /// Rank 0 gets every rank's text in rank order; the others get nothing.
   std::function<std::vector<std::string>(const std::string &)> gather =
       [](const std::string &s) { return std::vector<std::string>{s}; };
+  /// Called before a checkpoint reads the executor: a device backend
+  /// copies its parameters and moments to the host here, so a checkpoint
+  /// is the same format whichever backend wrote it.
+  std::function<void()> beforeWrite = [] {};
 };
 
 class Checkpointer {

@@ -290,9 +290,9 @@ Tensor unsharded(const plan::ParamSource &p, const Tensor &local) {
   return full;
 }
 
-void copySlice(const std::vector<int64_t> &fullShape, int elemBytes,
-               int64_t dim, int64_t blocks, int64_t index, int64_t count,
-               uint8_t *full, uint8_t *part, bool intoFull) {
+SliceCopy sliceCopy(const std::vector<int64_t> &fullShape, int elemBytes,
+                    int64_t dim, int64_t blocks, int64_t index,
+                    int64_t count) {
   int64_t outer = 1, inner = elemBytes;
   for (int64_t d = 0; d < dim; ++d)
     outer *= fullShape[d];
@@ -304,15 +304,28 @@ void copySlice(const std::vector<int64_t> &fullShape, int elemBytes,
                        std::to_string(blocks) + " blocks of " +
                        std::to_string(count) + " slices");
   int64_t n = fullShape[dim] / (blocks * count); // rows of one slice's block
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t b = 0; b < blocks; ++b) {
-      uint8_t *l = part + ((o * blocks + b) * n) * inner;
-      uint8_t *f = full + (((o * blocks + b) * count + index) * n) * inner;
-      if (intoFull)
-        std::memcpy(f, l, size_t(n * inner));
-      else
-        std::memcpy(l, f, size_t(n * inner));
-    }
+  // Row r = (o, b) of the part is block b of outer index o: n * inner bytes,
+  // at slice `index` of that block's `count` slices in the full tensor.
+  SliceCopy c;
+  c.rows = size_t(outer * blocks);
+  c.width = size_t(n * inner);
+  c.fullPitch = c.width * size_t(count);
+  c.fullOffset = size_t(index) * c.width;
+  return c;
+}
+
+void copySlice(const std::vector<int64_t> &fullShape, int elemBytes,
+               int64_t dim, int64_t blocks, int64_t index, int64_t count,
+               uint8_t *full, uint8_t *part, bool intoFull) {
+  SliceCopy c = sliceCopy(fullShape, elemBytes, dim, blocks, index, count);
+  for (size_t r = 0; r < c.rows; ++r) {
+    uint8_t *l = part + r * c.width;
+    uint8_t *f = full + c.fullOffset + r * c.fullPitch;
+    if (intoFull)
+      std::memcpy(f, l, c.width);
+    else
+      std::memcpy(l, f, c.width);
+  }
 }
 
 void copyShard(const plan::ParamSource &p, Tensor &full, Tensor &local,

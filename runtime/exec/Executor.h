@@ -22,6 +22,15 @@ void copyShard(const plan::ParamSource &p, Tensor &full, Tensor &local,
 void copySlice(const std::vector<int64_t> &fullShape, int elemBytes,
                int64_t dim, int64_t blocks, int64_t index, int64_t count,
                uint8_t *full, uint8_t *part, bool intoFull);
+/// The same slice as one strided copy (what a device backend hands
+/// cudaMemcpy2D, and what copySlice loops over): `rows` rows of `width`
+/// bytes, packed in `part`, `fullPitch` apart in `full` from byte
+/// `fullOffset` on. Throws when the dim does not split evenly.
+struct SliceCopy {
+  size_t rows = 0, width = 0, fullPitch = 0, fullOffset = 0;
+};
+SliceCopy sliceCopy(const std::vector<int64_t> &fullShape, int elemBytes,
+                    int64_t dim, int64_t blocks, int64_t index, int64_t count);
 
 /// Owns the tensors of a program (or of the instructions of one rank) and
 /// runs instructions. Parameters, inputs, constants and outputs are

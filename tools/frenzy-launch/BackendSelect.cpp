@@ -7,11 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Backend.h"
+#include "backend/CpuBackend.h"
 #include "LaunchOptions.h"
 #include "PrecisionPlan.h"
 #include "Tensor.h"
 
+#include <cstdio>
+
 #ifdef FRENZY_HAVE_CUDA_BACKEND
+#include "CudaBackend.h"
 #include "DeviceContext.h"
 #endif
 
@@ -49,12 +53,24 @@ int frenzy::rt::selectBackend(const Options &o, const plan::Plan &p,
   return int(b);
 }
 
-#ifndef FRENZY_HAVE_CUDA_BACKEND
-int frenzy::rt::runCudaSingleRank(const Options &, const plan::Plan &) {
-  // selectBackend never picks CUDA in this build.
-  throw RuntimeError("this frenzy-launch was built without the CUDA backend");
-}
-int frenzy::rt::runCudaRank(const Options &, const plan::Plan &, int) {
-  throw RuntimeError("this frenzy-launch was built without the CUDA backend");
-}
+std::unique_ptr<Backend>
+frenzy::rt::makeBackend(const Options &o, const plan::Plan &p, int rank,
+                        int backend, std::vector<int32_t> order,
+                        std::set<int32_t> freeLate, int32_t program) {
+  if (backend != 1)
+    return std::make_unique<CpuBackend>(p, std::move(order),
+                                        std::move(freeLate), program, rank);
+#ifdef FRENZY_HAVE_CUDA_BACKEND
+  auto be = std::make_unique<cuda::CudaBackend>(
+      p, rank, o.shareGpus, std::move(order), std::move(freeLate), program);
+  if (!be->notes().empty())
+    std::fputs(be->notes().c_str(), stdout);
+  return be;
+#else
+  (void)o;
+  // selectBackend never picks CUDA in this build; a guard, not a path.
+  throw RuntimeError("rank " + std::to_string(rank) +
+                     ": this frenzy-launch was built without the CUDA "
+                     "backend");
 #endif
+}

@@ -2,11 +2,14 @@
 #ifndef FRENZY_TOOLS_LAUNCH_LAUNCHOPTIONS_H
 #define FRENZY_TOOLS_LAUNCH_LAUNCHOPTIONS_H
 
+#include "backend/Backend.h"
 #include "Checkpoint.h"
 #include "plan.pb.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,14 +70,19 @@ std::string usableTracePath(const Options &o);
 int selectBackend(const Options &o, const plan::Plan &p, int rank);
 /// Whether this binary has the CUDA backend.
 bool haveCudaBackend();
-/// The CUDA backend's one-rank run (only in a build with CUDA).
-int runCudaSingleRank(const Options &o, const plan::Plan &p);
-/// Rank `rank` of a multi-rank plan on the CUDA backend (under mpirun; MPI
-/// is initialised).
-int runCudaRank(const Options &o, const plan::Plan &p, int rank);
+/// Rank `rank`'s backend (`backend` as selectBackend returns it) for the
+/// instructions it runs (Executor.h's arguments); prints the device notes.
+/// Throws one line for a backend this build lacks.
+std::unique_ptr<Backend> makeBackend(const Options &o, const plan::Plan &p,
+                                     int rank, int backend,
+                                     std::vector<int32_t> order = {},
+                                     std::set<int32_t> freeLate = {},
+                                     int32_t program = 0);
 
-/// One-rank plans: this process runs the whole step.
-int runSingleRank(const Options &o, const plan::Plan &p);
+/// The training loop of every run (TrainingLoop.cpp): a plain one-rank
+/// plan's whole program with `comm` a world of one, or this process's rank
+/// of a staged plan (`comm` the job's).
+int trainLoop(const Options &o, const plan::Plan &p, Comm &comm);
 /// Multi-rank plans: started by mpirun or srun, run the rank given;
 /// otherwise start the plan's ranks on this machine through mpirun.
 int runMultiRank(const Options &o, const plan::Plan &p, int argc, char **argv);

@@ -2,10 +2,10 @@
 //
 // Alone on a machine, frenzy-launch starts the plan's ranks through mpirun
 // (re-running itself with the same arguments, one process per rank); under
-// mpirun or srun it runs the rank it was given. Rank 0 prints the plan, one
-// line per step (loss, learning rate, gradient norm, tokens/s, every rank's
-// memory high-water mark against the plan's prediction) and a summary. An
-// error on any rank names the rank and ends the job (MPI_Abort), so no rank
+// mpirun or srun it runs the rank it was given through the training loop
+// (TrainingLoop.cpp; rank 0 prints the plan, one line per step with every
+// rank's memory high-water mark against the plan's prediction, and a
+// summary). An error on any rank names the rank and ends the job (MPI_Abort), so no rank
 // waits forever on a peer that is gone.
 //
 //===----------------------------------------------------------------------===//
@@ -24,11 +24,10 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <unistd.h>
-
-extern "C" void openblas_set_num_threads(int);
 
 using namespace frenzy;
 using namespace frenzy::rt;
@@ -91,175 +90,6 @@ int relaunch(const Options &o, const plan::Plan &p) {
                      "-np " + std::to_string(p.ranks_size()));
 }
 
-void printPlan(const plan::Plan &p) {
-  std::printf("frenzy-launch: %d ranks, %d stages, micro-batch %" PRId64
-              ", global batch %" PRId64 " (%" PRId64 " micro-batches), "
-              "schedule %s\n",
-              p.ranks_size(), p.stages_size(), p.micro_batch(),
-              p.global_batch(), p.total_micro_batches(),
-              p.ranks(0).schedule().c_str());
-  for (const plan::StageProgram &sp : p.stages()) {
-    std::printf("  pipeline %d stage %d: layers %" PRId64 "-%" PRId64 "%s%s, "
-                "%" PRId64 " micro-batches,%s ranks",
-                sp.pipeline(), sp.stage(), sp.first_layer(), sp.last_layer(),
-                sp.embed() ? " +embed" : "", sp.head() ? " +head" : "",
-                sp.micro_batches(),
-                sp.recompute_forward() ? " full recompute," : "");
-    for (int32_t r : sp.ranks())
-      std::printf(" %d (%s:%s:%d)", r, p.ranks(r).node().c_str(),
-                  p.ranks(r).gpu_type().c_str(), p.ranks(r).device());
-    std::printf("\n");
-  }
-  std::fflush(stdout);
-}
-
-int runRank(const Options &o, const plan::Plan &p, Comm &comm) {
-  // Every rank must pick the same backend (the CUDA ranks' communicators
-  // are made collectively).
-  int64_t backend[2] = {selectBackend(o, p, comm.rank()), 0};
-  backend[1] = -backend[0];
-  comm.allReduceMax(backend, 2);
-  if (backend[0] != -backend[1])
-    throw RuntimeError("the ranks chose different backends (some have a GPU "
-                       "of the plan's type, some not); pass --backend=cpu");
-  if (backend[0] == 1)
-    return runCudaRank(o, p, comm.rank());
-  RankRunner runner(p, comm);
-  runner.loadWeights(o.initSeed);
-  openblas_set_num_threads(int(o.threads > 0 ? o.threads : 1));
-  std::unique_ptr<TokenData> data;
-  data = std::make_unique<TokenData>(o.data);
-  data->requireBatch(p.global_batch(), p.seq());
-  runner.setData(data.get());
-
-  CheckpointOptions co = checkpointOptions(o, p, comm.rank());
-  co.barrier = [&comm] { comm.barrier(); };
-  co.gather = [&comm](const std::string &s) { return gatherTrace(comm, s); };
-  Checkpointer ckpt(co);
-  int64_t first = ckpt.resume(runner.executor());
-  ckpt.continueData(*data);
-  bool root = comm.rank() == 0;
-  if (root) {
-    printPlan(p);
-    if (first > 1)
-      std::printf("resumed from %s at step %" PRId64 "\n",
-                  o.resumeDir.c_str(), first - 1);
-  }
-  // Every rank traces or none does (a traced rank passes barriers).
-  std::unique_ptr<Trace> trace;
-  std::string tracePath = root ? usableTracePath(o) : "";
-  if (!o.trace.empty()) {
-    int64_t on = root && !tracePath.empty();
-    comm.allReduceMax(&on, 1);
-    if (on) {
-      trace = std::make_unique<Trace>(comm.rank());
-      alignTraceClock(comm, *trace);
-      runner.setTrace(trace.get());
-    }
-  }
-  SideRun sideRun(o, p, runner, comm.rank());
-  // Ranks beyond the node's cores take turns on them (CoreTurns.h). Not
-  // with side tasks or an emulated speed: both sleep or run in a rank's
-  // waits, where turns would hand its core to another rank.
-  bool turns = comm.startCoreTurns(o.coreTurns && o.emulateSpeed.empty() &&
-                                       o.sideTasks.empty() &&
-                                       p.side_tasks_size() == 0,
-                                   int(o.cores));
-  if (root && turns)
-    std::printf("frenzy-launch: more ranks than cores on a node: ranks "
-                "sharing a core take turns on it (--core-turns=off: the "
-                "scheduler decides)\n");
-  int64_t tokens = p.global_batch() * p.seq();
-  double total = 0;
-  RankStatus status(o.statusDir, comm.rank());
-  status.update(first - 1, "starting");
-  for (int64_t step = first; step <= o.steps; ++step) {
-    auto t0 = std::chrono::steady_clock::now();
-    double traceStart = trace ? trace->now() : 0;
-    double cpuStart = trace ? Trace::cpuNow() : 0;
-    StepResult r = runner.runStep(step, o.seed);
-    if (trace)
-      trace->slice(plan::kComputeThread, "step", "step", traceStart,
-                   {{"step", double(step)},
-                    {"cpu_us", Trace::cpuNow() - cpuStart}});
-    double sec =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-            .count();
-    total += sec;
-    sideRun.afterStep(step, comm);
-    // The ranks' memory comes with the update's all-reduce: a gather of its
-    // own would be one more collective per step, a wait of every rank at
-    // the step boundary (with more ranks than cores: 17 -> 12.5 ms a step).
-    std::vector<int64_t> peaks = r.peakBytes;
-    if (peaks.empty()) // a plan without an update step (every rank alike)
-      peaks = comm.gather(runner.executor().peakBytes());
-    if (root && (step % o.logEvery == 0 || step == o.steps)) {
-      std::printf("step %5" PRId64 "/%" PRId64 " | loss %.6f | lr %.3e",
-                  step, o.steps, r.loss,
-                  runner.executor().learningRate(step));
-      if (!p.optimizer().kind().empty())
-        std::printf(" | grad norm %.4f", r.gradNorm);
-      // The CPU backend has no CUDA context and no cuBLASLt workspace:
-      // compare with the prediction without them (a GPU type's prediction
-      // counts both, GpuType::workspaceBytes; the "cpu" type's neither).
-      std::printf(" | %.0f tokens/s | memory MiB (rank: used/predicted)",
-                  double(tokens) / sec);
-      for (size_t k = 0; k < peaks.size(); ++k) {
-        const plan::Rank &pr = p.ranks(int(k));
-        int64_t cudaOnly =
-            pr.context_bytes() +
-            (pr.gpu_type() != "cpu" ? plan::kCudaGemmWorkspaceBytes : 0);
-        std::printf(" %zu:%.2f/%.2f", k, double(peaks[k]) / (1 << 20),
-                    double(pr.predicted_peak_bytes() - cudaOnly) / (1 << 20));
-      }
-      std::printf("\n");
-      std::fflush(stdout);
-    }
-    ckpt.afterStep(step, runner.executor());
-    status.update(step, "running");
-    holdForTest(step, &comm);
-    if (step < o.steps && !o.stopFile.empty() && step % o.checkpointEvery == 0) {
-      // Rank 0 decides for all: every rank stops after the same step.
-      int64_t stop = root && stopFileExists(o.stopFile);
-      comm.allReduceMax(&stop, 1);
-      if (stop) {
-        comm.stopCoreTurns();
-        sideRun.finish(comm);
-        status.update(step, "stopped");
-        if (root)
-          printStopped(step, o.stopFile);
-        return 0;
-      }
-    }
-  }
-  comm.stopCoreTurns();
-  // Resumed at or after --steps: nothing ran (and nothing is written).
-  int64_t ran = std::max<int64_t>(0, o.steps - first + 1);
-  if (trace) {
-    std::vector<std::string> all =
-        gatherTrace(comm, trace->serialize(plan::rankLabel(p, comm.rank())));
-    if (root) {
-      writeTraceFile(tracePath, p.ranks_size(), int(ran), all);
-      std::printf("wrote the measured timeline of %d ranks to %s\n",
-                  p.ranks_size(), tracePath.c_str());
-    }
-  }
-  sideRun.finish(comm);
-  if (root)
-    std::printf("done: %" PRId64 " steps, %.0f tokens/s on average\n",
-                ran, double(tokens * ran) / std::max(total, 1e-9));
-  ckpt.finish(o.steps, runner.executor());
-  status.update(o.steps, "done");
-  if (!o.exportOnnx.empty() && root) {
-    // Every parameter, put together from the final checkpoint's pieces
-    // (each written once, whole or as TP shards).
-    exportWeights(p, readCheckpointParameters(o.checkpointDir, p.model_hash()),
-                  o.exportOnnx);
-    std::printf("exported the trained weights to %s\n", o.exportOnnx.c_str());
-  }
-  return 0;
-}
-
 } // namespace
 
 int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
@@ -301,7 +131,7 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
   checkOnPlanNode(p);
   MpiComm comm(&argc, &argv);
   try {
-    return runRank(o, p, comm);
+    return trainLoop(o, p, comm);
   } catch (const std::exception &e) {
     std::fflush(stdout);
     const plan::Rank &r = p.ranks(comm.rank() < p.ranks_size() ? comm.rank() : 0);

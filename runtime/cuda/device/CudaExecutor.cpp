@@ -157,6 +157,59 @@ void CudaExecutor::downloadParameters() {
   ctx.synchronize(ctx.compute(), cudaTimeoutSeconds(), "copying the parameters back");
 }
 
+void CudaExecutor::downloadMoments() {
+  cudaStream_t s = ctx.compute();
+  for (auto &[name, bufs] : momentBufs) {
+    ParamState &st = host.optimizerState()[name];
+    size_t n = size_t(momentCount[name]);
+    for (size_t k = 0; k < bufs.size() && k < 2; ++k) {
+      std::vector<float> &h = k == 0 ? st.m : st.v;
+      h.resize(n);
+      if (bufs[k])
+        FRENZY_CUDA_CHECK(cudaMemcpyAsync(h.data(), bufs[k], n * 4,
+                                          cudaMemcpyDeviceToHost, s),
+                          ctx.who());
+    }
+  }
+  ctx.synchronize(s, cudaTimeoutSeconds(), "copying the optimizer moments back");
+}
+
+void CudaExecutor::uploadMoments() {
+  // A resumed run's moments (empty for a fresh one: the first update
+  // allocates them zeroed).
+  for (auto &[name, st] : host.optimizerState()) {
+    const std::vector<float> *hs[2] = {&st.m, &st.v};
+    for (int k = 0; k < 2; ++k) {
+      if (hs[k]->empty())
+        continue;
+      auto &bufs = momentBufs[name];
+      if (bufs.size() <= size_t(k))
+        bufs.resize(size_t(k) + 1, nullptr);
+      int64_t n = int64_t(hs[k]->size());
+      momentCount[name] = n;
+      if (!bufs[k])
+        bufs[k] = reinterpret_cast<void *>(ctx.allocator().allocate(
+            n * 4, 0, "the optimizer moments of '" + name + "'"));
+      FRENZY_CUDA_CHECK(cudaMemcpyAsync(bufs[k], hs[k]->data(), size_t(n) * 4,
+                                        cudaMemcpyHostToDevice, ctx.compute()),
+                        ctx.who());
+    }
+  }
+  ctx.synchronize(ctx.compute(), cudaTimeoutSeconds(),
+                  "copying the optimizer moments to the device");
+}
+
+void *CudaExecutor::detach(int32_t id) {
+  void *p = dev[size_t(id)].ptr;
+  dev[size_t(id)].ptr = nullptr;
+  return p;
+}
+
+void CudaExecutor::restore(int32_t id, void *storage) {
+  release(id); // (unallocated by contract; bytes stay from detach)
+  dev[size_t(id)].ptr = storage;
+}
+
 void CudaExecutor::runInstr(int pos) {
   const plan::Instr &in = prog.instrs(pos);
   CudaOp op = ops[size_t(pos)];
@@ -183,6 +236,7 @@ void CudaExecutor::runInstr(int pos) {
     if (bufs.size() <= size_t(which))
       bufs.resize(size_t(which) + 1, nullptr);
     if (!bufs[which]) {
+      momentCount[name] = count;
       bufs[which] = reinterpret_cast<void *>(ctx.allocator().allocate(
           count * 4, 0, "the optimizer moments of '" + name + "'"));
       FRENZY_CUDA_CHECK(cudaMemsetAsync(bufs[which], 0, size_t(count) * 4,
@@ -282,6 +336,12 @@ void CudaExecutor::unscaleGradients() {
                     ctx.who());
 }
 
+void CudaExecutor::unscaleOnce() {
+  if (fp16Scaling && !unscaled)
+    unscaleGradients();
+  unscaled = true;
+}
+
 void CudaExecutor::checkBadIndices() {
   std::vector<int64_t> bad(size_t(std::max(1, prog.instrs_size())));
   FRENZY_CUDA_CHECK(cudaMemcpy(bad.data(), badIndices, bad.size() * 8,
@@ -319,6 +379,7 @@ void CudaExecutor::beginStep(int64_t step, uint64_t seed) {
   host.beginStep(step, seed);
   ctx.allocator().beginStep();
   skipped = false;
+  unscaled = false;
   FRENZY_CUDA_CHECK(cudaMemsetAsync(badIndices, 0xff,
                                     size_t(std::max(1, prog.instrs_size())) * 8,
                                     ctx.compute()),
@@ -327,9 +388,13 @@ void CudaExecutor::beginStep(int64_t step, uint64_t seed) {
 
 void CudaExecutor::run(const std::vector<int32_t> &instrs) {
   for (int32_t i : instrs) {
-    if (i == firstUpdate && fp16Scaling)
-      unscaleGradients();
+    if (i == firstUpdate)
+      unscaleOnce();
     runInstr(i);
+    // The CPU backend's rule on every path: a non-finite loss stops the
+    // step before any update runs.
+    if (i == lossInstr)
+      checkedLoss(host.context().step);
   }
 }
 
@@ -370,78 +435,11 @@ void CudaExecutor::switchMicroBatch(int64_t mb) {
 void CudaExecutor::runStep(int64_t step, uint64_t seed) {
   beginStep(step, seed);
   for (int32_t pos : order) {
-    if (pos == firstUpdate && fp16Scaling)
-      unscaleGradients();
+    if (pos == firstUpdate)
+      unscaleOnce();
     runInstr(pos);
     if (pos == lossInstr)
       checkedLoss(step);
   }
   finishStep(step);
-}
-
-void CudaExecutor::runMicroBatches(
-    int64_t step, uint64_t seed, const plan::StageProgram &stage,
-    int64_t micro, int64_t count,
-    const std::function<void(int64_t mb)> &fill) {
-  beginStep(step, seed);
-  cudaStream_t s = ctx.compute();
-  StepContext &sc = host.context();
-  // Accumulators of the gradients the update reads, one per step.
-  std::vector<std::pair<int32_t, float *>> acc;
-  for (int32_t g : updateGrads)
-    acc.push_back({g, reinterpret_cast<float *>(ctx.allocator().allocate(
-                          host.tensor(g).numel() * 4, 0,
-                          "the gradient accumulator of tensor " +
-                              std::to_string(g)))});
-  double lossSum = 0;
-  auto check = [&](const k::Status &st) {
-    if (!st.ok())
-      throw RuntimeError(ctx.who() + ": gradient accumulation: " +
-                         st.message());
-  };
-  for (int64_t mb = 0; mb < count; ++mb) {
-    sc.microBatch = micro;
-    sc.sampleOffset = (stage.first_micro_batch() + mb) * micro;
-    fill(mb);
-    uploadInputs();
-    for (int32_t i : stage.forward_instrs())
-      runInstr(i);
-    lossSum += checkedLoss(step);
-    for (int32_t i : stage.backward_instrs())
-      runInstr(i);
-    for (auto [g, a] : acc) {
-      int64_t n = host.tensor(g).numel();
-      if (mb == 0)
-        FRENZY_CUDA_CHECK(cudaMemcpyAsync(a, dev[g].ptr, size_t(n) * 4,
-                                          cudaMemcpyDeviceToDevice, s),
-                          ctx.who());
-      else
-        check(k::binary(s, cpu::BinaryKind::Add, k::FloatType::F32, a, {n}, a,
-                        {n}, dev[g].ptr, {n}));
-    }
-  }
-  // The mean over the global batch, as the one-rank loss's mean gives.
-  float inv = 1.0f / float(count);
-  float *invDev = reinterpret_cast<float *>(
-      ctx.allocator().allocate(4, 0, "the micro-batch factor"));
-  FRENZY_CUDA_CHECK(cudaMemcpyAsync(invDev, &inv, 4, cudaMemcpyHostToDevice, s),
-                    ctx.who());
-  for (auto [g, a] : acc) {
-    int64_t n = host.tensor(g).numel();
-    check(k::scaleBy(s, a, n, invDev));
-    FRENZY_CUDA_CHECK(cudaMemcpyAsync(dev[g].ptr, a, size_t(n) * 4,
-                                      cudaMemcpyDeviceToDevice, s),
-                      ctx.who());
-  }
-  if (fp16Scaling && !stage.update_instrs().empty())
-    unscaleGradients();
-  for (int32_t i : stage.update_instrs())
-    runInstr(i);
-  finishStep(step);
-  for (auto [g, a] : acc)
-    ctx.allocator().free(reinterpret_cast<uint64_t>(a));
-  ctx.allocator().free(reinterpret_cast<uint64_t>(invDev));
-  int32_t loss = host.lossTensorId();
-  if (loss >= 0)
-    host.tensor(loss).f32()[0] = float(lossSum / double(count));
 }

@@ -1,6 +1,6 @@
 //===- CudaExecutor.h - run a program's instructions on one GPU -*- C++ -*-===//
 //
-// The CUDA twin of runtime/exec/Executor for a one-rank plan. The CPU
+// The GPU engine under cuda::CudaBackend (runtime/backend/Backend.h). The CPU
 // Executor stays the host side: it validates the plan, loads the weights
 // and holds the inputs and outputs; this class mirrors its persistent
 // tensors on the device, runs every instruction there (CudaOps.h) on the
@@ -49,19 +49,15 @@ public:
   /// executor's tensors. Throws on a non-finite loss (before the update),
   /// a bad token id or label (naming the instruction), a device error.
   void runStep(int64_t step, uint64_t seed);
-  /// One step of a one-rank partitioned plan (one stage, `micro` rows per
-  /// micro-batch, `count` micro-batches): forward and backward per
-  /// micro-batch (fill(mb) puts its rows into the host inputs), gradients
-  /// summed on the device and divided by `count`, then the update; the
-  /// loss is the mean of the micro-batches' (RankRunner's rule).
-  void runMicroBatches(int64_t step, uint64_t seed,
-                       const plan::StageProgram &stage, int64_t micro,
-                       int64_t count,
-                       const std::function<void(int64_t mb)> &fill);
   /// Copies the parameters back into the host executor (for export).
   void downloadParameters();
 
-  // The parts of a step, for a rank of a multi-rank plan (CudaRankRunner).
+  /// Optimizer moments to and from the host executor's state (by
+  /// parameter name, as checkpoints hold them).
+  void downloadMoments();
+  void uploadMoments();
+
+  // The parts of a step, for a rank of a plan's stage (CudaBackend).
   void beginStep(int64_t step, uint64_t seed);
   /// Runs instructions (program indices) on the compute stream.
   void run(const std::vector<int32_t> &instrs);
@@ -73,6 +69,13 @@ public:
   void *deviceTensor(int32_t id);
   int64_t deviceBytes(int32_t id);
   void release(int32_t id);
+  bool holds(int32_t id) const { return dev[size_t(id)].ptr != nullptr; }
+  bool isPersistent(int32_t id) const { return persistent[size_t(id)]; }
+  /// Takes an activation's storage out (a gradient accumulator kept across
+  /// micro-batches; still allocated) and puts it back (the tensor must be
+  /// unallocated then).
+  void *detach(int32_t id);
+  void restore(int32_t id, void *storage);
   /// Makes micro-batch `mb`'s activations current (several micro-batches
   /// are in flight on a pipeline stage under 1F1B).
   void switchMicroBatch(int64_t mb);
@@ -83,6 +86,10 @@ public:
   /// Whether the last fp16 step skipped its update (overflow), and the
   /// loss scale now.
   bool skippedUpdate() const { return skipped; }
+  /// fp16-mixed: unscales the update's gradients (once a step; before the
+  /// first update instruction at the latest). A rank runner calls it before
+  /// the gradient norm, which must see unscaled gradients.
+  void unscaleOnce();
   float lossScale() const { return scaleHost; }
 
 private:
@@ -122,11 +129,13 @@ private:
   int firstUpdate = -1;                   // first optimizer instruction
   int lossInstr = -1;
   std::map<std::string, std::vector<void *>> momentBufs; // by param name
+  std::map<std::string, int64_t> momentCount;            // floats in each
   int64_t *badIndices = nullptr;          // one int64 per instruction
   float *scaleDev = nullptr;              // fp16: loss scale, dloss copy
   int *goodSteps = nullptr, *foundInf = nullptr;
   float scaleHost = 1.0f;
   bool skipped = false;
+  bool unscaled = false; // this step's gradients are unscaled
 };
 
 } // namespace frenzy::rt::cuda
