@@ -7,7 +7,7 @@
 #include "CudaBackend.h"
 
 #include "CudaCheck.h"
-#include "NcclDataComm.h"
+#include "NcclComm.h"
 #include "plan/TraceFormat.h"
 
 #include <algorithm>
@@ -40,7 +40,7 @@ CudaBackend::~CudaBackend() {
 
 Comm &CudaBackend::dataComm(Comm &hostComm) {
   if (!nccl)
-    nccl = std::make_unique<NcclDataComm>(plan, *ctx, hostComm,
+    nccl = std::make_unique<NcclComm>(plan, *ctx, hostComm,
                                           cudaTimeoutSeconds());
   return *nccl;
 }

@@ -5,7 +5,7 @@
 // weights, tokens, outputs, checkpointed moments), built with the plan
 // seen as fp32 (it refuses to compute anything else; it computes nothing
 // here); the GPU runs the plan's own precision. The data comm is NCCL
-// (NcclDataComm) made from the host comm.
+// (NcclComm) made from the host comm.
 //
 // Traces: with class times on, each instruction runs between two CUDA
 // events and their elapsed time goes to its op class (the lent GPU

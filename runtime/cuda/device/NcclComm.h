@@ -40,8 +40,10 @@
 //    compute actions); with a host buffer they go through the host Comm.
 // Tags order nothing in NCCL (one edge's messages arrive in the order
 // sent); they matter in the fallback. NCCL cannot see a message's size, so
-// a size mismatch is not detected, and cannot probe: arrived() says true
-// and probe() returns at once (the receive itself is stream-ordered).
+// a size mismatch is not detected, and cannot probe: probe() returns at
+// once (the receive itself is stream-ordered) and arrived() says "not yet",
+// so the runner's side-task slots in front of a receive are bounded by
+// their time alone (saying "there" would end every slot at once).
 //
 // Ranks sharing one GPU: NCCL refuses a communicator with the same GPU
 // twice, so CommPlan gives those communicators the fallback: the device
@@ -94,7 +96,7 @@ public:
   std::unique_ptr<Work> irecv(void *data, int64_t bytes, int peer,
                               int tag) override;
   void probe(int peer, int tag) override {}
-  bool arrived(int peer, int tag) override { return true; }
+  bool arrived(int peer, int tag) override { return false; }
   /// Waits (on the host) until every send has been delivered.
   void waitSends() override;
 
