@@ -6,24 +6,16 @@ usage: print_plan_nodes.py PROTO_DIR PLAN.bin
 file named no hosts), then "rank R node NAME" per rank.
 """
 import os
-import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+import plan_file  # noqa: E402
 
 
 def main():
     proto_dir, plan_path = sys.argv[1], sys.argv[2]
-    with tempfile.TemporaryDirectory() as out:
-        subprocess.run(["protoc", f"-I{proto_dir}", f"--python_out={out}",
-                        os.path.join(proto_dir, "plan.proto")], check=True)
-        sys.path.insert(0, out)
-        import plan_pb2
-        plan = plan_pb2.Plan()
-        data = open(plan_path, "rb").read()
-        # plan.bin: a 32-byte header (proto/plan/PlanFile.h), then the plan.
-        if data[:8] != b"FRZPLAN\n":
-            sys.exit(f"{plan_path}: not a Frenzy plan")
-        plan.ParseFromString(data[32:])
+    plan = plan_file.plan_module(proto_dir).Plan()
+    plan.ParseFromString(plan_file.payload_of(open(plan_path, "rb").read()))
     for n in plan.nodes:
         print(f"node {n.name} host {n.host}")
     for r in plan.ranks:
