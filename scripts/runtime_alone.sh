@@ -75,7 +75,7 @@ for t in frenzy-launch frenzy-elastic frenzy-calibrate; do
 done
 (cd "$dir" && ctest --output-on-failure > "$dir/ctest.log" 2>&1) ||
   { tail -40 "$dir/ctest.log"; fail "unit tests (ctest)"; }
-tests=$(grep -o '[0-9]* tests passed' "$dir/ctest.log" | head -1)
+tests="unit tests: $(grep -o '[0-9]*% tests passed.*' "$dir/ctest.log" | head -1)"
 
 trained="not trained (no build/bin/frenzy-opt)"
 opt=$src/build/bin/frenzy-opt
