@@ -25,7 +25,10 @@ head -c 1024 /dev/urandom > "$dir/munge.key"; chmod 400 "$dir/munge.key"
 munged -f --key-file="$dir/munge.key" --socket="$dir/munge.sock" \
   --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" \
   --seed-file="$dir/munged.seed"
-base=$(( 20000 + RANDOM % 20000 ))
+# Below Linux's ephemeral range (32768-60999): a port there can be taken by
+# any outgoing connection of a test running beside this one (mpirun, the
+# emulated nodes), and a slurmd that cannot bind never registers.
+base=$(( 20000 + RANDOM % 10000 ))
 # Nodes from the cluster file's flow-style entries: {name: N, gpu: T, count: C ...}.
 nodes=$(sed -n 's/.*{name: *\([^,]*\), *gpu: *\([^,]*\), *count: *\([0-9]*\).*/\1 \2 \3/p' "$cluster")
 [ -n "$nodes" ] || { echo "slurm_test_only.sh: no '{name: .., gpu: .., count: ..}' nodes in $cluster" >&2; exit 1; }
@@ -62,15 +65,30 @@ nodes=$(sed -n 's/.*{name: *\([^,]*\), *gpu: *\([^,]*\), *count: *\([0-9]*\).*/\
 } > "$SLURM_CONF"
 slurmctld -D -f "$SLURM_CONF" > "$dir/slurmctld.out" 2>&1 & pids+=($!)
 sleep 1
+daemons=()
 while read -r name gpu count; do
   slurmd -D -N "$name" -f "$SLURM_CONF" > "$dir/slurmd-$name.out" 2>&1 & pids+=($!)
+  daemons+=("$name:$!")
 done <<< "$nodes"
 want=$(echo "$nodes" | wc -l)
-for _ in $(seq 1 60); do
+# Until every node is idle (the daemons' own state), or one of them died;
+# the bound only keeps a broken Slurm from hanging the suite (a loaded
+# machine took over 30 s here).
+dead=""
+for _ in $(seq 1 600); do
   idle=$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l || true)
   [ "$idle" = "$want" ] && break
+  for d in "${daemons[@]}"; do
+    kill -0 "${d#*:}" 2> /dev/null || dead="${d%%:*}"
+  done
+  [ -n "$dead" ] && break
   sleep 0.5
 done
+if [ -n "$dead" ]; then
+  echo "slurm_test_only.sh: slurmd of node $dead exited" >&2
+  tail -n 20 "$dir/slurmd-$dead.out" "$dir/slurmd-$dead.log" >&2 2> /dev/null || true
+  exit 1
+fi
 if [ "$idle" != "$want" ]; then
   echo "slurm_test_only.sh: only $idle of $want nodes became idle" >&2
   sinfo -N -o "%N %T %E" >&2 || true
