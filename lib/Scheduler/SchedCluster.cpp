@@ -2,6 +2,7 @@
 #include "frenzy/Scheduler/SchedCluster.h"
 
 #include <algorithm>
+#include <cassert>
 #include <numeric>
 
 using namespace frenzy;
@@ -120,10 +121,8 @@ void SchedCluster::release(const Placement &p) {
     n.free += g.count;
     typeFree[n.type] += g.count;
     freeTotal += g.count;
-    // A double release is a simulator bug, not bad input: fail loudly.
-    if (n.free > n.count)
-      llvm::report_fatal_error("scheduler: node '" + llvm::Twine(n.name) +
-                               "' released more GPUs than it has");
+    // A double release is a simulator bug, not bad input: an invariant.
+    assert(n.free <= n.count && "a placement was released twice");
   }
 }
 
