@@ -1,12 +1,12 @@
 //===- BackendSelect.cpp - CPU or CUDA backend for a rank of frenzy-launch ===//
 //
-// The choice itself is host/Backend.h's (unit-tested); this file asks the
+// The choice itself is host/BackendChoice.h's (unit-tested); this file asks the
 // CUDA runtime what the machine has, when this binary was built with the
 // CUDA backend (FRENZY_HAVE_CUDA_BACKEND), and says nothing of CUDA
 // otherwise.
 //
 //===----------------------------------------------------------------------===//
-#include "Backend.h"
+#include "BackendChoice.h"
 #include "backend/CpuBackend.h"
 #include "LaunchOptions.h"
 #include "PrecisionPlan.h"

@@ -1,5 +1,5 @@
 //===- DeviceSelectTest.cpp - device choice and backend selection ---------===//
-#include "Backend.h"
+#include "BackendChoice.h"
 #include "DeviceSelect.h"
 #include "Tensor.h"
 

@@ -14,7 +14,7 @@
 #ifndef FRENZY_RUNTIME_CUDA_DEVICE_DEVICECONTEXT_H
 #define FRENZY_RUNTIME_CUDA_DEVICE_DEVICECONTEXT_H
 
-#include "Backend.h"
+#include "BackendChoice.h"
 #include "CachingAllocator.h"
 #include "CudaKernels.h"
 #include "DeviceSelect.h"

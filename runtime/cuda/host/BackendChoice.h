@@ -1,4 +1,4 @@
-//===- Backend.h - CPU or CUDA backend for a rank ---------------*- C++ -*-===//
+//===- BackendChoice.h - CPU or CUDA backend for a rank ---------*- C++ -*-===//
 //
 // frenzy-launch --backend=cpu|cuda, or by default: the CUDA backend when
 // the rank's plan GPU type is a GPU, this binary has the CUDA backend and
@@ -8,8 +8,8 @@
 // error line naming the rank.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FRENZY_RUNTIME_CUDA_HOST_BACKEND_H
-#define FRENZY_RUNTIME_CUDA_HOST_BACKEND_H
+#ifndef FRENZY_RUNTIME_CUDA_HOST_BACKENDCHOICE_H
+#define FRENZY_RUNTIME_CUDA_HOST_BACKENDCHOICE_H
 
 #include <string>
 

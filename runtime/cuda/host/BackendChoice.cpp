@@ -1,5 +1,5 @@
-//===- Backend.cpp - CPU or CUDA backend for a rank -----------------------===//
-#include "Backend.h"
+//===- BackendChoice.cpp - CPU or CUDA backend for a rank -----------------===//
+#include "BackendChoice.h"
 
 #include "Tensor.h"
 
