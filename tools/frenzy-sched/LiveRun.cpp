@@ -20,7 +20,6 @@
 #include "llvm/Support/Path.h"
 
 #include <chrono>
-#include <csignal>
 #include <thread>
 
 using namespace frenzy;

@@ -13,18 +13,10 @@
 #include "JobArtifacts.h"
 #include "plan/CheckpointLatest.h"
 
-#include "frenzy/Service/UnixSocket.h"
-
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 
-#include <chrono>
-#include <csignal>
-#include <poll.h>
 #include <pwd.h>
-#include <sys/file.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 using namespace frenzy;
