@@ -14,6 +14,7 @@ packages=(
 )
 packages+=(clang libclang-rt-14-dev)  # libFuzzer + sanitizers: scripts/fuzz.sh, docs/hardening.md
 packages+=(slurmctld slurmd slurm-client munge)  # scheduler tests: sbatch --test-only on localhost
+packages+=(libsqlite3-dev)  # frenzy-sched serve: the persistent job queue (docs/scheduler.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,8 @@
 #include "PlanInfo.h"
 #include "Processes.h"
 
+#include "plan/CheckpointLatest.h"
+
 #include <chrono>
 #include <cinttypes>
 #include <csignal>
@@ -46,42 +48,7 @@ void say(const char *fmt, ...) {
   std::fflush(stdout);
 }
 
-std::string readText(const std::string &path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return in ? ss.str() : std::string();
-}
-
-/// The step of the last complete checkpoint in `dir` (0: none): the
-/// largest N whose DIR/step-N/manifest ends with `end` (the layout-free
-/// checkpoints, docs/elastic.md "Checkpoints"), else the `step N` line of
-/// DIR/latest (the marker a checkpoint of one plan writes last).
-int64_t latestStep(const std::string &dir) {
-  int64_t best = 0;
-  if (DIR *d = ::opendir(dir.c_str())) {
-    while (dirent *e = ::readdir(d)) {
-      long long n = 0;
-      char tail = 0;
-      if (std::sscanf(e->d_name, "step-%lld%c", &n, &tail) != 1 || n <= best)
-        continue;
-      std::string text = readText(dir + "/" + e->d_name + "/manifest");
-      while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
-        text.pop_back();
-      if (text.size() >= 4 && text.compare(text.size() - 4, 4, "\nend") == 0)
-        best = n;
-    }
-    ::closedir(d);
-  }
-  if (best > 0)
-    return best;
-  std::ifstream in(dir + "/latest");
-  std::string word;
-  int64_t step = 0;
-  if (in >> word >> step && word == "step")
-    return step;
-  return 0;
-}
+using frenzy::checkpoint::latestStep;
 
 std::string checkpointText(const ElasticOptions &o) {
   int64_t s = latestStep(o.checkpointDir);

@@ -3,24 +3,23 @@
 // The same policy objects as the simulator, driven by the wall clock and by
 // real process exits instead of predicted completions, so that predicted
 // and measured JCT can be compared job by job on a small emulated cluster
-// (nodes of `gpu: cpu` ranks). Processes are started with LLVM's Program
-// API and polled without blocking; only processes this run started are
-// ever killed.
+// (nodes of `gpu: cpu` ranks). Processes are started through the local
+// launch backend (the one `frenzy-sched serve` uses) and polled without
+// blocking; only processes this run started are ever killed.
 //
 //===----------------------------------------------------------------------===//
 #include "LiveRun.h"
 
 #include "JobArtifacts.h"
+#include "LaunchBackend.h"
 
 #include "frenzy/Scheduler/Metrics.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 
 #include <chrono>
-#include <csignal>
 #include <thread>
 
 using namespace frenzy;
@@ -30,8 +29,7 @@ namespace {
 
 struct Running {
   int job;
-  llvm::sys::ProcessInfo process;
-  std::string log;
+  std::string handle, log, exitFile;
 };
 
 int fail(const llvm::Twine &msg) {
@@ -60,16 +58,11 @@ int frenzy::sched::runLive(std::vector<SimJob> jobs,
   std::vector<bool> launched(n, false);
   std::vector<double> start(n, -1), finish(n, -1), planned(n, 0);
   size_t next = 0, done = 0;
-  // Ends the processes this run started (frenzy-launch forwards SIGTERM
-  // to its ranks), then reaps them.
+  std::unique_ptr<LaunchBackend> backend = makeLocalBackend();
+  // Ends the processes this run started (each job's whole session).
   auto killAll = [&] {
     for (Running &r : running)
-      ::kill(r.process.Pid, SIGTERM);
-    for (Running &r : running)
-      if (llvm::sys::Wait(r.process, /*SecondsToWait=*/5).Pid == 0) {
-        ::kill(r.process.Pid, SIGKILL);
-        llvm::sys::Wait(r.process, std::nullopt);
-      }
+      backend->stop(r.handle);
   };
   while (done < n) {
     ctx.now = elapsed();
@@ -85,19 +78,20 @@ int frenzy::sched::runLive(std::vector<SimJob> jobs,
       changed = true;
     }
     for (size_t k = 0; k < running.size();) {
-      llvm::sys::ProcessInfo w =
-          llvm::sys::Wait(running[k].process, /*SecondsToWait=*/0);
-      if (w.Pid == 0) {
+      LaunchStatus w = backend->poll(running[k].handle, running[k].exitFile);
+      if (w.state == LaunchStatus::Running) {
         ++k;
         continue;
       }
       int j = running[k].job;
-      if (w.ReturnCode != 0) {
+      if (w.state == LaunchStatus::Lost)
+        w.exitCode = -1;
+      if (w.exitCode != 0) {
         std::string log = running[k].log;
         running.erase(running.begin() + k);
         killAll();
         return fail("job '" + jobs[j].spec->name + "': frenzy-launch exited "
-                    "with " + llvm::Twine(w.ReturnCode) + "; see " + log);
+                    "with " + llvm::Twine(w.exitCode) + "; see " + log);
       }
       ctx.now = elapsed();
       ctx.finish(j);
@@ -124,23 +118,23 @@ int frenzy::sched::runLive(std::vector<SimJob> jobs,
         std::string plan = (base + ".plan.bin").str();
         std::string log = (base + ".log").str();
         std::string steps = "--steps=" + std::to_string(jobs[j].spec->steps);
-        std::string data = "--data=" + o.data;
-        llvm::SmallVector<llvm::StringRef> args = {o.frenzyLaunch, plan, steps};
+        LaunchRequest req;
+        req.argv = {o.frenzyLaunch, plan, steps};
         if (!o.data.empty())
-          args.push_back(data);
-        std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""),
-                                                      llvm::StringRef(log),
-                                                      llvm::StringRef(log)};
-        std::string err;
-        bool failed = false;
-        llvm::sys::ProcessInfo pi = llvm::sys::ExecuteNoWait(
-            o.frenzyLaunch, args, std::nullopt, redirects, 0, &err, &failed);
-        if (failed) {
+          req.argv.push_back("--data=" + o.data);
+        req.log = log;
+        req.exitFile = (base + ".exit").str();
+        llvm::sys::fs::remove(log);
+        llvm::sys::fs::remove(req.exitFile);
+        auto handle = backend->launch(
+            req, [](const std::string &) { return llvm::Error::success(); });
+        if (!handle) {
           killAll();
           return fail("job '" + jobs[j].spec->name + "': cannot start " +
-                      o.frenzyLaunch + ": " + err);
+                      o.frenzyLaunch + ": " +
+                      llvm::toString(handle.takeError()));
         }
-        running.push_back({j, pi, log});
+        running.push_back({j, *handle, log, req.exitFile});
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -5,10 +5,13 @@
 // rejects jobs that fit nowhere (with the reason; the rest go on), runs the
 // chosen policies in the simulator and prints per-job placements and the
 // metrics. Optionally writes sbatch scripts (and plans) of placed jobs.
+// `frenzy-sched serve|submit|status|cancel|logs` are the long-running
+// service and its client (ServeMain.cpp, Client.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "JobArtifacts.h"
 #include "LiveRun.h"
+#include "ServeArgs.h"
 
 #include "frenzy/Scheduler/Metrics.h"
 #include "frenzy/Scheduler/Options.h"
@@ -132,6 +135,15 @@ static llvm::Expected<std::vector<JobSpec>> readQueue() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  if (argc > 1) {
+    llvm::StringRef sub = argv[1];
+    llvm::ArrayRef<const char *> rest(argv + 2, argv + argc);
+    if (sub == "serve")
+      return serveMain(rest, argv[0]);
+    if (sub == "submit" || sub == "status" || sub == "cancel" ||
+        sub == "logs")
+      return clientMain(sub, rest);
+  }
   hideForeignOptions({&schedCategory});
   cl::ParseCommandLineOptions(
       argc, argv,

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Drives `frenzy-sched serve` through the service tests (test helper).
+
+usage: serve_drill.py MODE --sched=BIN --cluster=C.yaml --model=M.onnx
+                      --data=TOKENS --work=DIR [--ref3=LOG --ref40=LOG]
+MODE recovery: 19 jobs of 3 steps and one of 40 (submitted first), the
+  service SIGKILLed once the long job has checkpointed step 5 (and its
+  processes killed too, as if its node had died) and restarted: every job
+  must finish exactly once with the losses of an uninterrupted run.
+MODE users: a second user (created with useradd) runs a job as itself,
+  sees only its own jobs and may not cancel root's.
+MODE errors: bad submissions and a job that crashes on every attempt.
+Every wait is on state the service reports (its socket, its status), with
+a deadline; never a bare sleep.
+"""
+import json
+import os
+import pwd
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from compare_losses import losses  # noqa: E402
+
+DEADLINE_S = 240
+
+
+def arg(name, default=None):
+    for a in sys.argv[2:]:
+        if a.startswith(f"--{name}="):
+            return a.split("=", 1)[1]
+    return default
+
+
+SCHED, CLUSTER, MODEL, DATA, WORK = (arg(n) for n in
+                                     ("sched", "cluster", "model", "data",
+                                      "work"))
+STATE = os.path.join(WORK, "state")
+SOCK = os.path.join(STATE, "serve.sock")
+
+
+def use_state(name):
+    global STATE, SOCK
+    STATE = os.path.join(WORK, name)
+    SOCK = os.path.join(STATE, "serve.sock")
+
+
+def wait_for(what, cond, limit=DEADLINE_S):
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.05)  # a poll interval, not a race: cond is re-checked
+    sys.exit(f"FAIL: timed out waiting for {what}")
+
+
+def listening():
+    path = os.path.join(WORK, "serve.out")
+    return open(path).read().count("listening") if os.path.exists(path) else 0
+
+
+def serve(*extra, cluster=None):
+    before = listening()
+    out = open(os.path.join(WORK, "serve.out"), "a")
+    p = subprocess.Popen([SCHED, "serve", f"--state-dir={STATE}",
+                          f"--cluster={cluster or CLUSTER}", "--policy=fifo",
+                          *extra],
+                         stdout=out, stderr=subprocess.STDOUT)
+    wait_for("the service to listen",
+             lambda: p.poll() is not None or listening() > before)
+    if p.poll() is not None:
+        sys.exit("FAIL: serve exited: " +
+                 open(os.path.join(WORK, "serve.out")).read())
+    return p
+
+
+def client(*args, user=None):
+    cmd = [SCHED, *args, f"--socket={SOCK}"]
+    if user:
+        cmd = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}",
+               "--clear-groups", *cmd]
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def submit(*args, user=None):
+    r = client("submit", *args, user=user)
+    if r.returncode:
+        sys.exit("FAIL: submit: " + r.stderr)
+    return int(r.stdout)
+
+
+def status(user=None):
+    r = client("status", "--json", user=user)
+    if r.returncode:
+        sys.exit("FAIL: status: " + r.stderr)
+    return {j["id"]: j for j in json.loads(r.stdout)["jobs"]}
+
+
+def all_final(user=None):
+    s = status(user)
+    return s if all(j["state"] not in ("queued", "running")
+                    for j in s.values()) else None
+
+
+def session_pids(sid):
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                stat = open(f"/proc/{p}/stat").read()
+            except OSError:
+                continue
+            if int(stat[stat.rindex(")") + 2:].split()[3]) == sid:
+                out.append(int(p))
+    return out
+
+
+def recovery():
+    t0 = time.monotonic()
+    svc = serve("--max-restarts=2")
+    ids = [submit(MODEL, "--steps=40", f"--data={DATA}")]
+    ids += [submit(MODEL, "--steps=3", f"--data={DATA}") for _ in range(19)]
+    long_job = ids[0]
+    log = os.path.join(status()[long_job]["dir"], "log")
+    wait_for("job 1 to checkpoint step 5", lambda: os.path.exists(log) and
+             "checkpoint: step 5 " in open(log).read())
+    svc.send_signal(signal.SIGKILL)
+    svc.wait()
+    # Its node "dies" while the service is down: every process of the job
+    # (the service is down: its database says which).
+    db = sqlite3.connect(os.path.join(STATE, "queue.db"))
+    running = db.execute("SELECT job, handle FROM allocations").fetchall()
+    db.close()
+    victim = [h for j, h in running if j == long_job][0]
+    for pid in session_pids(int(victim.split(":")[1])):
+        os.kill(pid, signal.SIGKILL)
+    print(f"killed: the service and job {long_job}; "
+          f"{len(running)} allocations recorded")
+    t1 = time.monotonic()
+    svc = serve("--max-restarts=2")
+    final = wait_for("every job to end", all_final)
+    t2 = time.monotonic()
+    svc.send_signal(signal.SIGTERM)
+    svc.wait()
+    for line in open(os.path.join(WORK, "serve.out")):
+        if "recovery took" in line:
+            print("serve:", line.split("serve: ")[1].strip())
+    states = [j["state"] for j in final.values()]
+    print(f"jobs: {len(final)}, done {states.count('done')}")
+    db = sqlite3.connect(os.path.join(STATE, "queue.db"))
+    dones = db.execute("SELECT job, COUNT(*) FROM events WHERE kind='done' "
+                       "GROUP BY job").fetchall()
+    leftover = db.execute("SELECT COUNT(*) FROM allocations").fetchone()[0]
+    print(f"done events: {sorted(set(n for _, n in dones))} per job, "
+          f"{len(dones)} jobs; allocations left {leftover}")
+    print(f"job {long_job}: attempts {final[long_job]['attempts']}")
+    ref3, ref40 = losses(arg("ref3")), losses(arg("ref40"))
+    matched = 0
+    for i, j in final.items():
+        text = open(os.path.join(j["dir"], "log")).read()
+        got = losses(os.path.join(j["dir"], "log"))
+        ref = ref40 if i == long_job else ref3
+        ok = sorted(got) == sorted(ref) and all(
+            abs(got[s] - ref[s]) <= 1e-5 * abs(ref[s]) for s in ref)
+        matched += ok and text.count("\ndone: ") == 1
+        if not ok:
+            print(f"job {i}: losses differ: {got} vs {ref}")
+    print(f"losses: {matched} of {len(final)} jobs equal to an "
+          f"uninterrupted run, each finished once")
+    sys.stderr.write(f"timing: first service {t1 - t0:.1f} s, restart to "
+                     f"all done {t2 - t1:.1f} s, total {t2 - t0:.1f} s\n")
+
+
+def users():
+    name = "frenzy-sched-test"
+    try:
+        other = pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell",
+                        "/usr/sbin/nologin", name], check=True)
+        other = pwd.getpwnam(name)
+    os.chmod(WORK, 0o755)
+    svc = serve("--socket-mode=0666")
+    mine = submit(MODEL, "--steps=400", f"--data={DATA}")
+    theirs = submit(MODEL, "--steps=2", f"--data={DATA}", user=other)
+    r = client("cancel", str(mine), user=other)
+    print(f"other user cancels job {mine}: exit {r.returncode}: "
+          f"{r.stderr.strip()}")
+    print(f"other user sees jobs {sorted(status(other))}; root sees "
+          f"{sorted(status())}")
+    wait_for("the other user's job to end", lambda: all_final(other))
+    j = status(other)[theirs]
+    st = os.stat(j["dir"])
+    print(f"job {theirs}: {j['state']}, directory owner "
+          f"{'other' if st.st_uid == other.pw_uid else st.st_uid} mode "
+          f"{oct(st.st_mode & 0o777)}")
+    r = client("cancel", str(mine))
+    print(f"root cancels job {mine}: {r.stdout.strip()}")
+    print(f"job {mine}: {status()[mine]['state']}")
+    svc.send_signal(signal.SIGTERM)
+    svc.wait()
+
+
+def errors():
+    svc = serve("--max-restarts=1")
+    junk = os.path.join(WORK, "junk.tokens")
+    with open(junk, "wb") as f:
+        f.write(b"not tokens" * 10)
+    crash = submit(MODEL, "--steps=2", f"--data={junk}")
+    with open(os.path.join(WORK, "bad.onnx"), "w") as f:
+        f.write("not a model")
+    for args in ([os.path.join(WORK, "bad.onnx"), "--steps=2",
+                  f"--data={DATA}"],
+                 [MODEL, "--steps=2", f"--data={DATA}", "--deadline=+-60"],
+                 [MODEL, "--steps=2"]):
+        print(client("submit", *args).stderr.strip())
+    good = submit(MODEL, "--steps=2", f"--data={DATA}")
+    final = wait_for("both jobs to end", all_final)
+    for i in (crash, good):
+        print(f"job {i}: {final[i]['state']} after {final[i]['attempts']} "
+              f"attempts: {final[i]['reason']}")
+    print(f"jobs in the queue: {sorted(final)}")
+    svc.send_signal(signal.SIGTERM)
+    svc.wait()
+    # A cluster whose only device is too small for the model.
+    use_state("small")
+    svc = serve(cluster=arg("small-cluster"))
+    print(client("submit", MODEL, "--steps=2",
+                 f"--data={DATA}").stderr.strip())
+    print(f"jobs in the queue: {sorted(status())}")
+    svc.send_signal(signal.SIGTERM)
+    svc.wait()
+
+
+if __name__ == "__main__":
+    {"recovery": recovery, "users": users, "errors": errors}[sys.argv[1]]()

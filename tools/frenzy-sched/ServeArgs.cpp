@@ -1,0 +1,125 @@
+//===- ServeArgs.cpp - arguments of serve and the client commands ---------===//
+//
+// The service's subcommands parse their own few flags: the simulator's
+// global LLVM options stay untouched, and each subcommand refuses flags it
+// does not know (a typo must not be silently ignored by a daemon).
+//
+//===----------------------------------------------------------------------===//
+#include "ServeArgs.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace frenzy;
+using namespace frenzy::sched;
+
+bool frenzy::sched::parseSubArgs(llvm::ArrayRef<const char *> args,
+                                 llvm::ArrayRef<const char *> known,
+                                 SubArgs &out, std::string &err) {
+  for (llvm::StringRef a : args) {
+    if (!a.starts_with("--")) {
+      out.positional.push_back(a.str());
+      continue;
+    }
+    auto [name, value] = a.drop_front(2).split('=');
+    if (llvm::find(known, name) == known.end()) {
+      err = "unknown option '" + a.str() + "'; valid: ";
+      for (const char *k : known)
+        err += std::string("--") + k + " ";
+      return false;
+    }
+    if (!out.flags.emplace(name.str(), value.str()).second) {
+      err = "--" + name.str() + " given twice";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool frenzy::sched::intFlag(const SubArgs &a, const char *name, int64_t def,
+                            int64_t &out, std::string &err) {
+  auto it = a.flags.find(name);
+  out = def;
+  if (it == a.flags.end())
+    return true;
+  if (llvm::StringRef(it->second).getAsInteger(10, out) || out < 0) {
+    err = std::string("--") + name + " needs a non-negative integer, not '" +
+          it->second + "'";
+    return false;
+  }
+  return true;
+}
+
+bool frenzy::sched::parseServeArgs(llvm::ArrayRef<const char *> args,
+                                   const char *argv0, ServeOptions &o,
+                                   std::string &err) {
+  SubArgs a;
+  if (!parseSubArgs(args,
+                    {"state-dir", "cluster", "socket", "socket-mode",
+                     "frenzy-opt", "frenzy-launch", "policy", "max-restarts",
+                     "checkpoint-every", "db-timeout", "plan-timeout"},
+                    a, err))
+    return false;
+  if (!a.positional.empty()) {
+    err = "serve takes no positional argument ('" + a.positional[0] + "')";
+    return false;
+  }
+  o.stateDir = a.flags["state-dir"];
+  o.clusterFile = a.flags["cluster"];
+  if (o.stateDir.empty() || o.clusterFile.empty()) {
+    err = "serve needs --state-dir=DIR and --cluster=C.yaml";
+    return false;
+  }
+  llvm::SmallString<256> abs(o.stateDir);
+  llvm::sys::fs::make_absolute(abs);
+  o.stateDir = abs.str().str();
+  o.socket = a.flags.count("socket") ? a.flags["socket"]
+                                     : o.stateDir + "/serve.sock";
+  if (a.flags.count("socket-mode")) {
+    unsigned mode;
+    if (llvm::StringRef(a.flags["socket-mode"]).getAsInteger(8, mode) ||
+        mode > 0777) {
+      err = "--socket-mode needs an octal mode such as 0660, not '" +
+            a.flags["socket-mode"] + "'";
+      return false;
+    }
+    o.socketMode = mode;
+  }
+  // frenzy-opt and frenzy-launch default to the ones beside this binary.
+  std::string self = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&parseServeArgs));
+  llvm::StringRef bin = llvm::sys::path::parent_path(self);
+  o.frenzyOpt = a.flags.count("frenzy-opt") ? a.flags["frenzy-opt"]
+                                            : (bin + "/frenzy-opt").str();
+  o.frenzyLaunch = a.flags.count("frenzy-launch")
+                       ? a.flags["frenzy-launch"]
+                       : (bin + "/frenzy-launch").str();
+  for (const std::string *tool : {&o.frenzyOpt, &o.frenzyLaunch})
+    if (!llvm::sys::fs::can_execute(*tool)) {
+      err = *tool + ": not an executable (give --frenzy-opt and "
+                    "--frenzy-launch)";
+      return false;
+    }
+  if (a.flags.count("policy"))
+    o.policy = a.flags["policy"];
+  if (o.policy != "frenzy" && o.policy != "fifo") {
+    err = "--policy must be frenzy or fifo (the service never moves a "
+          "running job), not '" + o.policy + "'";
+    return false;
+  }
+  int64_t restarts, every, dbMs, planS;
+  if (!intFlag(a, "max-restarts", 2, restarts, err) ||
+      !intFlag(a, "checkpoint-every", 1, every, err) ||
+      !intFlag(a, "db-timeout", 5000, dbMs, err) ||
+      !intFlag(a, "plan-timeout", 300, planS, err))
+    return false;
+  if (every == 0 || planS == 0) {
+    err = "--checkpoint-every and --plan-timeout must be positive";
+    return false;
+  }
+  o.maxRestarts = int(restarts);
+  o.checkpointEvery = int(every);
+  o.dbTimeoutMs = int(dbMs);
+  o.planTimeoutS = int(planS);
+  return true;
+}
