@@ -77,6 +77,20 @@ void MpiComm::waitWithoutCore(F done, const std::string &what) {
   active->acquire();
 }
 
+void MpiComm::complete(MPI_Request &r, const std::string &what) {
+  if (timeout <= 0) {
+    check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
+    return;
+  }
+  waitFor(
+      [&] {
+        int done = 0;
+        check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test");
+        return done != 0;
+      },
+      what);
+}
+
 std::string MpiComm::groupName(MPI_Comm c) const {
   auto it = groupRanks.find(c);
   return it == groupRanks.end() ? "all ranks" : "ranks " + it->second;
@@ -153,7 +167,24 @@ void MpiComm::recv(void *data, int64_t bytes, int peer, int tag) {
   for (int64_t off = 0; off < bytes || off == 0; off += kPiece) {
     int n = int(std::min(kPiece, bytes - off));
     MPI_Status st;
-    int rc = MPI_Recv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st);
+    int rc;
+    if (timeout > 0) {
+      // The envelope has arrived (probe), a large payload may not have:
+      // waited for against the deadline.
+      MPI_Request r;
+      rc = MPI_Irecv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r);
+      if (rc == MPI_SUCCESS)
+        waitFor(
+            [&] {
+              int done = 0;
+              rc = MPI_Test(&r, &done, &st);
+              return done != 0 || rc != MPI_SUCCESS;
+            },
+            "the rest of a message from rank " + std::to_string(peer) +
+                " (tag " + std::to_string(tag) + ") did not arrive");
+    } else {
+      rc = MPI_Recv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st);
+    }
     int cls = rc;
     if (rc != MPI_SUCCESS)
       MPI_Error_class(rc, &cls);
@@ -441,10 +472,20 @@ void MpiComm::sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
       arrived(0);
   }
   const int64_t piece = kPiece / int64_t(sizeof(T));
-  for (int64_t off = 0; off < n; off += piece)
-    check(MPI_Allreduce(MPI_IN_PLACE, data + off, int(std::min(piece, n - off)),
-                        type, MPI_SUM, comm),
-          "MPI_Allreduce");
+  for (int64_t off = 0; off < n; off += piece) {
+    int count = int(std::min(piece, n - off));
+    if (timeout > 0) {
+      MPI_Request r;
+      check(MPI_Iallreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM,
+                           comm, &r),
+            "MPI_Iallreduce");
+      complete(r, "the sum over " + groupName(comm) + " did not complete");
+    } else {
+      check(MPI_Allreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM,
+                          comm),
+            "MPI_Allreduce");
+    }
+  }
   if (active)
     active->acquire();
 }
@@ -463,8 +504,10 @@ void MpiComm::allReduceMax(int64_t *data, int64_t n, Group g) {
   MPI_Comm c = mpi(g);
   if (active || timeout > 0)
     arrive(c);
-  check(MPI_Allreduce(MPI_IN_PLACE, data, int(n), MPI_INT64_T, MPI_MAX, c),
-        "MPI_Allreduce");
+  MPI_Request r;
+  check(MPI_Iallreduce(MPI_IN_PLACE, data, int(n), MPI_INT64_T, MPI_MAX, c, &r),
+        "MPI_Iallreduce");
+  complete(r, "the maximum over " + groupName(c) + " did not complete");
   if (active)
     active->acquire();
 }
@@ -474,10 +517,13 @@ void MpiComm::broadcast(void *data, int64_t bytes, int root, Group g) {
   if (active || timeout > 0)
     arrive(c);
   char *d = static_cast<char *>(data);
-  for (int64_t off = 0; off < bytes; off += kPiece)
-    check(MPI_Bcast(d + off, int(std::min(kPiece, bytes - off)), MPI_BYTE,
-                    root, c),
-          "MPI_Bcast");
+  for (int64_t off = 0; off < bytes; off += kPiece) {
+    MPI_Request r;
+    check(MPI_Ibcast(d + off, int(std::min(kPiece, bytes - off)), MPI_BYTE,
+                     root, c, &r),
+          "MPI_Ibcast");
+    complete(r, "a broadcast over " + groupName(c) + " did not complete");
+  }
   if (active)
     active->acquire();
 }
@@ -486,9 +532,11 @@ std::vector<int64_t> MpiComm::gather(int64_t value) {
   if (active || timeout > 0)
     arrive(MPI_COMM_WORLD);
   std::vector<int64_t> all(me == 0 ? worldSize : 0);
-  check(MPI_Gather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0,
-                   MPI_COMM_WORLD),
-        "MPI_Gather");
+  MPI_Request r;
+  check(MPI_Igather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0,
+                    MPI_COMM_WORLD, &r),
+        "MPI_Igather");
+  complete(r, "a gather over all ranks did not complete");
   if (active)
     active->acquire();
   return all;
@@ -500,16 +548,19 @@ std::vector<std::string> MpiComm::gatherBytes(const std::string &mine) {
   giveUpCore();
   int n = int(mine.size());
   std::vector<int> sizes(me == 0 ? worldSize : 0);
-  check(MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0,
-                   MPI_COMM_WORLD),
-        "MPI_Gather");
+  MPI_Request r;
+  check(MPI_Igather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0,
+                    MPI_COMM_WORLD, &r),
+        "MPI_Igather");
+  complete(r, "a gather over all ranks did not complete");
   std::vector<int> offsets(sizes.size(), 0);
   for (size_t r = 1; r < sizes.size(); ++r)
     offsets[r] = offsets[r - 1] + sizes[r - 1];
   std::vector<char> all(sizes.empty() ? 0 : offsets.back() + sizes.back());
-  check(MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(),
-                    offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
-        "MPI_Gatherv");
+  check(MPI_Igatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(),
+                     offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD, &r),
+        "MPI_Igatherv");
+  complete(r, "a gather over all ranks did not complete");
   std::vector<std::string> out;
   for (size_t r = 0; r < sizes.size(); ++r)
     out.emplace_back(all.data() + offsets[r], size_t(sizes[r]));
