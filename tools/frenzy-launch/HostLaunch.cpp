@@ -16,6 +16,7 @@
 #include "HostLaunch.h"
 
 #include "ProbeBack.h"
+#include "Processes.h"
 #include "Tensor.h"
 
 #include <cerrno>
@@ -34,6 +35,8 @@
 #include <unistd.h>
 
 namespace frenzy::rt {
+
+using elastic::descendants;
 
 bool planNamesHosts(const plan::Plan &p) {
   for (const plan::NodeHost &n : p.nodes())
@@ -199,35 +202,6 @@ std::string selfPath() {
   return std::string(self, size_t(n));
 }
 
-/// Every process below `root` (children, their children, ...), from /proc.
-std::vector<pid_t> processesBelow(pid_t root) {
-  std::multimap<pid_t, pid_t> children;
-  for (const auto &e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos)
-      continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
-    size_t paren = text.rfind(')');
-    long ppid = 0;
-    char state = 0;
-    if (paren != std::string::npos &&
-        std::sscanf(text.c_str() + paren + 1, " %c %ld", &state, &ppid) == 2)
-      children.insert({pid_t(ppid), pid_t(std::stol(name))});
-  }
-  std::vector<pid_t> out, todo = {root};
-  while (!todo.empty()) {
-    pid_t q = todo.back();
-    todo.pop_back();
-    auto [b, e] = children.equal_range(q);
-    for (auto it = b; it != e; ++it) {
-      out.push_back(it->second);
-      todo.push_back(it->second);
-    }
-  }
-  return out;
-}
-
 /// How long mpirun gets to end the job after a rank's error: Open MPI 4.1's
 /// abort waits for every daemon to confirm, and one on a node whose link
 /// went down never does (measured: still waiting after 90 s).
@@ -271,12 +245,12 @@ int runMpirun(std::vector<std::string> args) {
       break;
     if (abortAt && Clock::now() - *abortAt >
                        std::chrono::seconds(kAbortGraceSeconds)) {
-      std::vector<pid_t> below = processesBelow(pid);
+      std::vector<pid_t> below = descendants(pid);
       kill(pid, SIGTERM);
       for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       kill(pid, SIGKILL);
-      for (pid_t q : processesBelow(pid))
+      for (pid_t q : descendants(pid))
         below.push_back(q);
       for (pid_t q : below)
         kill(q, SIGKILL);
