@@ -77,18 +77,19 @@ void MpiComm::waitWithoutCore(F done, const std::string &what) {
   active->acquire();
 }
 
-void MpiComm::complete(MPI_Request &r, const std::string &what) {
-  if (timeout <= 0) {
-    check(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait");
-    return;
-  }
+int MpiComm::complete(MPI_Request &r, const std::string &what,
+                      MPI_Status *st) {
+  if (timeout <= 0)
+    return MPI_Wait(&r, st);
+  int rc = MPI_SUCCESS;
   waitFor(
       [&] {
         int done = 0;
-        check(MPI_Test(&r, &done, MPI_STATUS_IGNORE), "MPI_Test");
-        return done != 0;
+        rc = MPI_Test(&r, &done, st);
+        return done != 0 || rc != MPI_SUCCESS;
       },
       what);
+  return rc;
 }
 
 std::string MpiComm::groupName(MPI_Comm c) const {
@@ -167,24 +168,15 @@ void MpiComm::recv(void *data, int64_t bytes, int peer, int tag) {
   for (int64_t off = 0; off < bytes || off == 0; off += kPiece) {
     int n = int(std::min(kPiece, bytes - off));
     MPI_Status st;
-    int rc;
-    if (timeout > 0) {
-      // The envelope has arrived (probe), a large payload may not have:
-      // waited for against the deadline.
-      MPI_Request r;
-      rc = MPI_Irecv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r);
-      if (rc == MPI_SUCCESS)
-        waitFor(
-            [&] {
-              int done = 0;
-              rc = MPI_Test(&r, &done, &st);
-              return done != 0 || rc != MPI_SUCCESS;
-            },
-            "the rest of a message from rank " + std::to_string(peer) +
-                " (tag " + std::to_string(tag) + ") did not arrive");
-    } else {
-      rc = MPI_Recv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st);
-    }
+    MPI_Request r;
+    // The envelope has arrived (probe), a large payload may not have: its
+    // wait is against the deadline too.
+    int rc = MPI_Irecv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r);
+    if (rc == MPI_SUCCESS)
+      rc = complete(r,
+                    "the rest of a message from rank " + std::to_string(peer) +
+                        " (tag " + std::to_string(tag) + ") did not arrive",
+                    &st);
     int cls = rc;
     if (rc != MPI_SUCCESS)
       MPI_Error_class(rc, &cls);
@@ -479,7 +471,8 @@ void MpiComm::sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
       check(MPI_Iallreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM,
                            comm, &r),
             "MPI_Iallreduce");
-      complete(r, "the sum over " + groupName(comm) + " did not complete");
+      check(complete(r, "the sum over " + groupName(comm) + " did not complete"),
+            "MPI_Iallreduce");
     } else {
       check(MPI_Allreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM,
                           comm),
@@ -507,7 +500,8 @@ void MpiComm::allReduceMax(int64_t *data, int64_t n, Group g) {
   MPI_Request r;
   check(MPI_Iallreduce(MPI_IN_PLACE, data, int(n), MPI_INT64_T, MPI_MAX, c, &r),
         "MPI_Iallreduce");
-  complete(r, "the maximum over " + groupName(c) + " did not complete");
+  check(complete(r, "the maximum over " + groupName(c) + " did not complete"),
+        "MPI_Iallreduce");
   if (active)
     active->acquire();
 }
@@ -522,7 +516,8 @@ void MpiComm::broadcast(void *data, int64_t bytes, int root, Group g) {
     check(MPI_Ibcast(d + off, int(std::min(kPiece, bytes - off)), MPI_BYTE,
                      root, c, &r),
           "MPI_Ibcast");
-    complete(r, "a broadcast over " + groupName(c) + " did not complete");
+    check(complete(r, "a broadcast over " + groupName(c) + " did not complete"),
+          "MPI_Ibcast");
   }
   if (active)
     active->acquire();
@@ -536,7 +531,7 @@ std::vector<int64_t> MpiComm::gather(int64_t value) {
   check(MPI_Igather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0,
                     MPI_COMM_WORLD, &r),
         "MPI_Igather");
-  complete(r, "a gather over all ranks did not complete");
+  check(complete(r, "a gather over all ranks did not complete"), "MPI_Igather");
   if (active)
     active->acquire();
   return all;
@@ -552,7 +547,7 @@ std::vector<std::string> MpiComm::gatherBytes(const std::string &mine) {
   check(MPI_Igather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0,
                     MPI_COMM_WORLD, &r),
         "MPI_Igather");
-  complete(r, "a gather over all ranks did not complete");
+  check(complete(r, "a gather over all ranks did not complete"), "MPI_Igather");
   std::vector<int> offsets(sizes.size(), 0);
   for (size_t r = 1; r < sizes.size(); ++r)
     offsets[r] = offsets[r - 1] + sizes[r - 1];
@@ -560,7 +555,7 @@ std::vector<std::string> MpiComm::gatherBytes(const std::string &mine) {
   check(MPI_Igatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(),
                      offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD, &r),
         "MPI_Igatherv");
-  complete(r, "a gather over all ranks did not complete");
+  check(complete(r, "a gather over all ranks did not complete"), "MPI_Igatherv");
   std::vector<std::string> out;
   for (size_t r = 0; r < sizes.size(); ++r)
     out.emplace_back(all.data() + offsets[r], size_t(sizes[r]));

@@ -121,7 +121,9 @@ private:
   /// Waits for one request: against the timeout when there is one (a
   /// blocking MPI call whose peer's link went down mid-transfer would wait
   /// forever, in a receive's payload as in a collective), else MPI_Wait.
-  void complete(MPI_Request &r, const std::string &what);
+  /// Returns MPI's code.
+  int complete(MPI_Request &r, const std::string &what,
+               MPI_Status *st = MPI_STATUS_IGNORE);
   [[noreturn]] void timedOut(const std::string &what) const;
   int stuckPeer = -1; // the peer of the first undelivered send
   std::string sendsStuck() const;

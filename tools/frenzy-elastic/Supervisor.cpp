@@ -423,7 +423,12 @@ Outcome Supervisor::postMortem(Outcome out, const PlanInfo &info,
                                int signalled, const std::string &errorLine) {
   out.loss.plan = &info;
   std::smatch m;
-  if (std::regex_search(errorLine, m, probeFailure())) {
+  if (!errorLine.empty() && !isCommError(errorLine) &&
+      !std::regex_search(errorLine, probeFailure())) {
+    // A rank that ended on its own error (its line may come through mpirun
+    // after its pid is gone) is not a lost device: re-planning would only
+    // meet the error again.
+  } else if (std::regex_search(errorLine, m, probeFailure())) {
     // frenzy-launch's own probe, before mpirun, named the node.
     out.loss.unreachable = {{m[1].str(), m[2].str()}};
   } else {

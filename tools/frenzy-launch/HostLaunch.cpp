@@ -207,6 +207,13 @@ std::string selfPath() {
 /// went down never does (measured: still waiting after 90 s).
 constexpr int kAbortGraceSeconds = 10;
 
+/// mpirun's stderr bytes to ours (a stderr that is gone has no reader to
+/// tell).
+void passOn(const char *buf, ssize_t n) {
+  ssize_t written = write(2, buf, size_t(n));
+  (void)written;
+}
+
 /// Runs mpirun with its stderr passed through this process, which reads it
 /// for a rank's error (the line MultiRank.cpp prints before MPI_Abort). A
 /// job that has not ended kAbortGraceSeconds after it is ended here: mpirun
@@ -272,8 +279,7 @@ int runMpirun(std::vector<std::string> args) {
       open = n < 0 && errno == EINTR;
       continue;
     }
-    if (write(2, buf, size_t(n)) < 0) {
-    }
+    passOn(buf, n);
     for (ssize_t i = 0; i < n; ++i) {
       if (buf[i] != '\n') {
         line += buf[i];
@@ -289,8 +295,7 @@ int runMpirun(std::vector<std::string> args) {
   char buf[4096];
   fcntl(err[0], F_SETFL, O_NONBLOCK);
   for (ssize_t n; (n = read(err[0], buf, sizeof buf)) > 0;)
-    if (write(2, buf, size_t(n)) < 0)
-      break;
+    passOn(buf, n);
   close(err[0]);
   return status;
 }
