@@ -15,10 +15,13 @@
 //===----------------------------------------------------------------------===//
 #include "HostLaunch.h"
 
+#include "Comm.h"
+
 #include "ProbeBack.h"
 #include "Processes.h"
 #include "Tensor.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -204,8 +207,12 @@ std::string selfPath() {
 
 /// How long mpirun gets to end the job after a rank's error: Open MPI 4.1's
 /// abort waits for every daemon to confirm, and one on a node whose link
-/// went down never does (measured: still waiting after 90 s).
-constexpr int kAbortGraceSeconds = 10;
+/// went down never does (measured: still waiting after 90 s). A reachable
+/// job ends within a second or two; the user's comm timeout, when shorter
+/// than 10 s, says how long is too long (never under 3 s).
+int abortGraceSeconds() {
+  return int(std::clamp(commTimeoutSeconds(), 3.0, 10.0));
+}
 
 /// mpirun's stderr bytes to ours (a stderr that is gone has no reader to
 /// tell).
@@ -216,7 +223,7 @@ void passOn(const char *buf, ssize_t n) {
 
 /// Runs mpirun with its stderr passed through this process, which reads it
 /// for a rank's error (the line MultiRank.cpp prints before MPI_Abort). A
-/// job that has not ended kAbortGraceSeconds after it is ended here: mpirun
+/// job that has not ended abortGraceSeconds() after it is ended here: mpirun
 /// and every process below it (its daemons' launch agents). Returns mpirun's
 /// exit status, or -1 when it had to be ended.
 int runMpirun(std::vector<std::string> args) {
@@ -251,7 +258,7 @@ int runMpirun(std::vector<std::string> args) {
     if (r == pid)
       break;
     if (abortAt && Clock::now() - *abortAt >
-                       std::chrono::seconds(kAbortGraceSeconds)) {
+                       std::chrono::seconds(abortGraceSeconds())) {
       std::vector<pid_t> below = descendants(pid);
       kill(pid, SIGTERM);
       for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; ++i)
@@ -374,7 +381,7 @@ int launchOnHosts(const Options &o, const plan::Plan &p) {
     // Which node mpirun could not reach: the probe says (bounded by
     // --launch-timeout).
     std::string why = "after a rank's error mpirun did not end the job within " +
-                      std::to_string(kAbortGraceSeconds) +
+                      std::to_string(abortGraceSeconds()) +
                       " s: ended mpirun and the processes it started here";
     failures = probeNodes(o, p, dir, self);
     throw RuntimeError(failures.empty() ? why
