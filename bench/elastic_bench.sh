@@ -10,22 +10,30 @@
 # checkpoint write, for scale. Medians over ROUNDS runs. Not a test:
 # figures vary with the machine and its load (printed with them).
 #
-# usage: bench/elastic_bench.sh [tiny|gpt2|all] [ROUNDS]
+# usage: bench/elastic_bench.sh [tiny|gpt2|all|nodes] [ROUNDS]
 #   tiny: examples/gpt2-tiny.onnx, global batch 8 x 64; 4 ranks (two nodes
 #         of two) -> 3 after the loss; 2 ranks -> 4 after the join
 #   gpt2: GPT-2 124M (exported by scripts/export_test_models.py, needs
 #         Debian's python3-torch), --loss=cross-entropy, global batch 2 x 64;
 #         2 ranks (two nodes of one) -> 1 after the loss; 1 -> 2 after the
 #         join (about 4 GiB of memory while it runs)
+#   nodes: the tiny GPT on three emulated nodes (test/lib/netns_cluster.sh,
+#         as root), n0:1 n1:1 n2:2: every rank of n2 SIGKILLed, and
+#         separately n2's link cut (--comm-timeout=3: the detection comes
+#         that long after the cut); 4 ranks -> 2 on n0 and n1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WHICH=${1:-all} ROUNDS=${2:-3}
-case "$WHICH" in tiny|gpt2|all) ;; *)
-  echo "elastic_bench.sh: error: unknown model set '$WHICH'; usage: bench/elastic_bench.sh [tiny|gpt2|all] [ROUNDS]" >&2
+case "$WHICH" in tiny|gpt2|all|nodes) ;; *)
+  echo "elastic_bench.sh: error: unknown model set '$WHICH'; usage: bench/elastic_bench.sh [tiny|gpt2|all|nodes] [ROUNDS]" >&2
   exit 2 ;; esac
 case "$ROUNDS" in ''|*[!0-9]*|0)
   echo "elastic_bench.sh: error: ROUNDS must be a whole number >= 1, not '$ROUNDS'" >&2
   exit 2 ;; esac
+# The emulated nodes exist while this script runs again inside them.
+if [ "$WHICH" = nodes ] && [ -z "${NETNS_HOSTS:-}" ]; then
+  exec test/lib/netns_cluster.sh 3 -- "$0" nodes "$ROUNDS"
+fi
 py=/usr/bin/python3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -101,5 +109,18 @@ if [ "$WHICH" = gpt2 ] || [ "$WHICH" = all ]; then
   setup=(cluster c 1)
   run "join: 1 rank -> 2 (node at 2)" --cluster-at="1:$work/two.yaml:$work/c.yaml" -- \
     --cluster="$work/c.yaml" "${common[@]}" --steps=4 --checkpoint-every=2 --stall-timeout=1200
+  summary
+fi
+if [ "$WHICH" = nodes ]; then
+  M=examples/gpt2-tiny.onnx; global=$((8 * 64))
+  common=("$M" --global-batch=8 --seq=64 --launch-agent="$NETNS_AGENT" --comm-timeout=3)
+  set -- $NETNS_NODES
+  echo "tiny GPT on 3 emulated nodes (n0:1 n1:1 n2:2), global batch 8 x 64, checkpoints every 4 steps"
+  setup=(eval "$py test/lib/netns_cluster_yaml.py 1,1,2 > $work/c.yaml")
+  run "node lost: n2's ranks killed at 7" --kill-node="$3@6" -- --cluster="$work/c.yaml" \
+    "${common[@]}" --steps=12 --checkpoint-every=4
+  setup=(eval "ip -n $3 link set eth0 up")
+  run "node lost: n2's link cut at 7" --cut-link="$3@6" -- --cluster="$work/c.yaml" \
+    "${common[@]}" --steps=12 --checkpoint-every=4
   summary
 fi

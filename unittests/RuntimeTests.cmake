@@ -56,4 +56,5 @@ frenzy_runtime_test(FrenzyCheckpointTests
 # runs within time limits.
 frenzy_runtime_test(FrenzyElasticTests
   SOURCES elastic/MembershipTest.cpp elastic/ProcessesTest.cpp
+          elastic/LostRanksTest.cpp
   LIBS FrenzyElastic)

@@ -77,6 +77,21 @@ void MpiComm::waitWithoutCore(F done, const std::string &what) {
   active->acquire();
 }
 
+int MpiComm::complete(MPI_Request &r, const std::string &what,
+                      MPI_Status *st) {
+  if (timeout <= 0)
+    return MPI_Wait(&r, st);
+  int rc = MPI_SUCCESS;
+  waitFor(
+      [&] {
+        int done = 0;
+        rc = MPI_Test(&r, &done, st);
+        return done != 0 || rc != MPI_SUCCESS;
+      },
+      what);
+  return rc;
+}
+
 std::string MpiComm::groupName(MPI_Comm c) const {
   auto it = groupRanks.find(c);
   return it == groupRanks.end() ? "all ranks" : "ranks " + it->second;
@@ -153,7 +168,15 @@ void MpiComm::recv(void *data, int64_t bytes, int peer, int tag) {
   for (int64_t off = 0; off < bytes || off == 0; off += kPiece) {
     int n = int(std::min(kPiece, bytes - off));
     MPI_Status st;
-    int rc = MPI_Recv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st);
+    MPI_Request r;
+    // The envelope has arrived (probe), a large payload may not have: its
+    // wait is against the deadline too.
+    int rc = MPI_Irecv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r);
+    if (rc == MPI_SUCCESS)
+      rc = complete(r,
+                    "the rest of a message from rank " + std::to_string(peer) +
+                        " (tag " + std::to_string(tag) + ") did not arrive",
+                    &st);
     int cls = rc;
     if (rc != MPI_SUCCESS)
       MPI_Error_class(rc, &cls);
@@ -441,10 +464,21 @@ void MpiComm::sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
       arrived(0);
   }
   const int64_t piece = kPiece / int64_t(sizeof(T));
-  for (int64_t off = 0; off < n; off += piece)
-    check(MPI_Allreduce(MPI_IN_PLACE, data + off, int(std::min(piece, n - off)),
-                        type, MPI_SUM, comm),
-          "MPI_Allreduce");
+  for (int64_t off = 0; off < n; off += piece) {
+    int count = int(std::min(piece, n - off));
+    if (timeout > 0) {
+      MPI_Request r;
+      check(MPI_Iallreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM,
+                           comm, &r),
+            "MPI_Iallreduce");
+      check(complete(r, "the sum over " + groupName(comm) + " did not complete"),
+            "MPI_Iallreduce");
+    } else {
+      check(MPI_Allreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM,
+                          comm),
+            "MPI_Allreduce");
+    }
+  }
   if (active)
     active->acquire();
 }
@@ -463,8 +497,11 @@ void MpiComm::allReduceMax(int64_t *data, int64_t n, Group g) {
   MPI_Comm c = mpi(g);
   if (active || timeout > 0)
     arrive(c);
-  check(MPI_Allreduce(MPI_IN_PLACE, data, int(n), MPI_INT64_T, MPI_MAX, c),
-        "MPI_Allreduce");
+  MPI_Request r;
+  check(MPI_Iallreduce(MPI_IN_PLACE, data, int(n), MPI_INT64_T, MPI_MAX, c, &r),
+        "MPI_Iallreduce");
+  check(complete(r, "the maximum over " + groupName(c) + " did not complete"),
+        "MPI_Iallreduce");
   if (active)
     active->acquire();
 }
@@ -474,10 +511,14 @@ void MpiComm::broadcast(void *data, int64_t bytes, int root, Group g) {
   if (active || timeout > 0)
     arrive(c);
   char *d = static_cast<char *>(data);
-  for (int64_t off = 0; off < bytes; off += kPiece)
-    check(MPI_Bcast(d + off, int(std::min(kPiece, bytes - off)), MPI_BYTE,
-                    root, c),
-          "MPI_Bcast");
+  for (int64_t off = 0; off < bytes; off += kPiece) {
+    MPI_Request r;
+    check(MPI_Ibcast(d + off, int(std::min(kPiece, bytes - off)), MPI_BYTE,
+                     root, c, &r),
+          "MPI_Ibcast");
+    check(complete(r, "a broadcast over " + groupName(c) + " did not complete"),
+          "MPI_Ibcast");
+  }
   if (active)
     active->acquire();
 }
@@ -486,9 +527,11 @@ std::vector<int64_t> MpiComm::gather(int64_t value) {
   if (active || timeout > 0)
     arrive(MPI_COMM_WORLD);
   std::vector<int64_t> all(me == 0 ? worldSize : 0);
-  check(MPI_Gather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0,
-                   MPI_COMM_WORLD),
-        "MPI_Gather");
+  MPI_Request r;
+  check(MPI_Igather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0,
+                    MPI_COMM_WORLD, &r),
+        "MPI_Igather");
+  check(complete(r, "a gather over all ranks did not complete"), "MPI_Igather");
   if (active)
     active->acquire();
   return all;
@@ -500,16 +543,19 @@ std::vector<std::string> MpiComm::gatherBytes(const std::string &mine) {
   giveUpCore();
   int n = int(mine.size());
   std::vector<int> sizes(me == 0 ? worldSize : 0);
-  check(MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0,
-                   MPI_COMM_WORLD),
-        "MPI_Gather");
+  MPI_Request r;
+  check(MPI_Igather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0,
+                    MPI_COMM_WORLD, &r),
+        "MPI_Igather");
+  check(complete(r, "a gather over all ranks did not complete"), "MPI_Igather");
   std::vector<int> offsets(sizes.size(), 0);
   for (size_t r = 1; r < sizes.size(); ++r)
     offsets[r] = offsets[r - 1] + sizes[r - 1];
   std::vector<char> all(sizes.empty() ? 0 : offsets.back() + sizes.back());
-  check(MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(),
-                    offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
-        "MPI_Gatherv");
+  check(MPI_Igatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(),
+                     offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD, &r),
+        "MPI_Igatherv");
+  check(complete(r, "a gather over all ranks did not complete"), "MPI_Igatherv");
   std::vector<std::string> out;
   for (size_t r = 0; r < sizes.size(); ++r)
     out.emplace_back(all.data() + offsets[r], size_t(sizes[r]));

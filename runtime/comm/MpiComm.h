@@ -118,6 +118,12 @@ private:
   /// Polls `done()` until the timeout; then throws `what`.
   template <class F> void waitFor(F done, const std::string &what);
   int64_t deadline() const; // CoreTurns::now() ns; 0: none
+  /// Waits for one request: against the timeout when there is one (a
+  /// blocking MPI call whose peer's link went down mid-transfer would wait
+  /// forever, in a receive's payload as in a collective), else MPI_Wait.
+  /// Returns MPI's code.
+  int complete(MPI_Request &r, const std::string &what,
+               MPI_Status *st = MPI_STATUS_IGNORE);
   [[noreturn]] void timedOut(const std::string &what) const;
   int stuckPeer = -1; // the peer of the first undelivered send
   std::string sendsStuck() const;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Drive a frenzy-elastic run through a change of devices (test helper).
 
-usage: elastic_run.py [--kill-rank=R@STEP] [--cluster-at=STEP:SRC:DEST]
+usage: elastic_run.py [--kill-rank=R@STEP] [--kill-node=HOST@STEP]
+                      [--cut-link=NETNS@STEP] [--cluster-at=STEP:SRC:DEST]
                       [--hup-at=STEP] [--reference=LOG] [--timeout=SEC]
                       [--expect-fail] -- FRENZY-ELASTIC-COMMAND...
 Starts the command and reads its output. Every change happens at an exact
@@ -13,13 +14,22 @@ RUN-hold), this script waits until every rank's status file
 CHECKPOINT-DIR-elastic) reports that step, makes the change and removes the
 file to let them go. --kill-rank: after step STEP, SIGKILL rank R's process
 (the others are let go at once: the supervisor finds out as in a real
-run). --cluster-at: after step STEP (rank 0's plan), copy SRC over DEST (the
+run). --kill-node: the same for every rank whose status file names
+HOST (its node's hostname: under netns_cluster.sh the node's namespace).
+--cut-link: after step STEP, take the emulated node NETNS's link down
+(`ip -n NETNS link set eth0 down`) and let the ranks go: the ranks on the
+other nodes find out when their peers there stop answering. --cluster-at: after step STEP (rank 0's plan), copy SRC over DEST (the
 cluster file the supervisor watches; written to a temporary name and
 renamed, as an editor does) and let the ranks go once the supervisor has
 acted (RUN/stop written for a join, or the ranks ended for a loss).
 --hup-at: after that, after step STEP of the newest plan (RUN/ranks-N),
 send the supervisor SIGHUP (read the cluster file again: devices lost
 count as back), holding the ranks the same way until RUN/stop exists.
+--copy-at-change=SRC:DEST: at the held step of the change, before making
+it, copy the directory SRC to DEST (e.g. the last checkpoint, to compare its
+bytes after the run). The command may also be a plain multi-rank
+`frenzy-launch ... --checkpoint-dir=DIR --status-dir=DIR-elastic/ranks-0`:
+its ranks hold and report the same way.
 --timeout only bounds a run that never gets there (a failure).
 Prints the supervisor's own lines (frenzy-elastic: ...) and its errors.
 --reference: every step from --from to the last (the last report of each
@@ -49,12 +59,12 @@ def arg(cmd, name):
     return None
 
 
-def rank_state(run_dir, rank, gen=0):
-    """(pid, step) from a rank's status file, or None."""
+def rank_state(run_dir, rank, gen=0, with_host=False):
+    """(pid, step) from a rank's status file (and its host), or None."""
     try:
         w = open(os.path.join(run_dir, f"ranks-{gen}",
                               f"rank-{rank}")).read().split()
-        return int(w[3]), int(w[7])
+        return (int(w[3]), int(w[7])) + ((w[5],) if with_host else ())
     except (OSError, IndexError, ValueError):
         return None
 
@@ -122,20 +132,39 @@ def release(hold_dir, step):
         pass
 
 
-def change(p, run_dir, hold_dir, kill, edit, hup, deadline, notes):
+def change(p, run_dir, hold_dir, kill, edit, hup, deadline, notes,
+           kill_node=None, cut=None, copy=None):
     """Makes the changes asked for when their steps are reached."""
-    if kill or edit:
-        rank, step = (kill[0], kill[1]) if kill else (0, edit[0])
+    if kill or edit or kill_node or cut:
+        if kill:
+            rank, step = kill
+        elif edit:
+            rank, step = 0, edit[0]
+        else:
+            rank, step = 0, (kill_node or cut)[1]
         if wait_for_step(p, run_dir, rank, step, deadline, notes, 0) is None:
             return
         got = held(p, run_dir, 0, step, deadline, notes)
         if got is None:
             return
         ranks, at = got
+        if copy:
+            shutil.copytree(copy[0], copy[1])
         if kill:
             victim = rank_state(run_dir, kill[0])[0]
             os.kill(victim, signal.SIGKILL)
             notes.append(f"killed rank {kill[0]} (pid {victim}) at step {at}\n")
+        elif kill_node:
+            states = [rank_state(run_dir, r, 0, True) for r in range(len(ranks))]
+            victims = [r for r, s in enumerate(states) if s[2] == kill_node[0]]
+            for r in victims:
+                os.kill(states[r][0], signal.SIGKILL)
+            notes.append(f"killed ranks {', '.join(map(str, victims))} "
+                         f"(every rank on {kill_node[0]}) at step {at}\n")
+        elif cut:
+            subprocess.run(["ip", "-n", cut[0], "link", "set", "eth0", "down"],
+                           check=True)
+            notes.append(f"cut the link of {cut[0]} at step {at}\n")
         else:
             tmp = edit[2] + ".new"
             shutil.copyfile(edit[1], tmp)
@@ -163,6 +192,9 @@ def change(p, run_dir, hold_dir, kill, edit, hup, deadline, notes):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kill-rank")
+    ap.add_argument("--copy-at-change")
+    ap.add_argument("--kill-node")
+    ap.add_argument("--cut-link")
     ap.add_argument("--cluster-at")
     ap.add_argument("--hup-at", type=int)
     ap.add_argument("--reference")
@@ -177,6 +209,13 @@ def main():
     if opts.kill_rank:
         r, s = opts.kill_rank.split("@")
         kill = (int(r), int(s))
+    kill_node = cut = None
+    if opts.kill_node:
+        h, s = opts.kill_node.split("@")
+        kill_node = (h, int(s))
+    if opts.cut_link:
+        h, s = opts.cut_link.split("@")
+        cut = (h, int(s))
     if opts.cluster_at:
         s, src, dest = opts.cluster_at.split(":")
         edit = (int(s), src, dest)
@@ -186,6 +225,7 @@ def main():
     hold_dir = run_dir + "-hold"
     os.makedirs(hold_dir, exist_ok=True)
     for step in ([kill[1]] if kill else []) + ([edit[0]] if edit else []) + \
+            ([kill_node[1]] if kill_node else []) + ([cut[1]] if cut else []) + \
             ([opts.hup_at] if opts.hup_at else []):
         open(os.path.join(hold_dir, f"step-{step}"), "w").close()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -196,9 +236,11 @@ def main():
     reader = threading.Thread(target=lambda: err.extend(p.stderr.readlines()))
     reader.start()
     watcher = None
-    if kill or edit or opts.hup_at:
+    if kill or edit or opts.hup_at or kill_node or cut:
         watcher = threading.Thread(target=change, args=(
-            p, run_dir, hold_dir, kill, edit, opts.hup_at, deadline, notes))
+            p, run_dir, hold_dir, kill, edit, opts.hup_at, deadline, notes,
+            kill_node, cut,
+            opts.copy_at_change.split(":") if opts.copy_at_change else None))
         watcher.start()
     timer = threading.Timer(opts.timeout, lambda: [
         os.kill(q, signal.SIGKILL) for q in descendants(p.pid) + [p.pid]])

@@ -31,6 +31,8 @@ PlanInfo PlanInfo::read(const std::string &path) {
   info.seq = p.seq();
   info.globalBatch = p.global_batch() > 0 ? p.global_batch() : p.batch();
   info.predictedStepSeconds = p.predicted_step_seconds();
+  for (const frenzy::plan::NodeHost &n : p.nodes())
+    info.namesHosts |= !n.host().empty();
   for (const frenzy::plan::Rank &r : p.ranks()) {
     info.rankNode.push_back(r.node());
     info.rankDevice.push_back(r.device());

@@ -19,6 +19,7 @@ struct PlanInfo {
   std::string path;
   std::vector<std::string> rankNode; // by rank
   std::vector<int> rankDevice;
+  bool namesHosts = false; // ranks start on the nodes' hosts (host: per node)
   int64_t globalBatch = 0, seq = 0;
   double predictedStepSeconds = 0;
   std::string layout; // "4 ranks: 2 pipelines of 2 stages, TP 1, ..."

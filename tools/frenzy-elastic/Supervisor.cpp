@@ -1,6 +1,7 @@
 //===- Supervisor.cpp - keep a training job running as devices come and go ===//
 #include "Supervisor.h"
 
+#include "LostRanks.h"
 #include "PlanInfo.h"
 #include "Processes.h"
 
@@ -57,22 +58,18 @@ std::string checkpointText(const ElasticOptions &o) {
            : "no checkpoint was written yet";
 }
 
-/// One rank's status file (ElasticHooks.h in frenzy-launch).
-struct RankState {
-  pid_t pid = 0;
-  std::string host, state;
-  int64_t step = -1;
-};
+/// A rank's error line that says it could not hear from a peer: its
+/// FRENZY_COMM_TIMEOUT ran out, or MPI reported a broken connection.
+bool isCommError(const std::string &line) {
+  return line.find("(FRENZY_COMM_TIMEOUT)") != std::string::npos ||
+         (line.find(": MPI_") != std::string::npos &&
+          line.find(" failed: ") != std::string::npos);
+}
 
-std::optional<RankState> readRankState(const std::string &path) {
-  std::ifstream in(path);
-  std::string w[5];
-  RankState s;
-  int rank;
-  if (in >> w[0] >> rank >> w[1] >> s.pid >> w[2] >> s.host >> w[3] >> s.step >>
-      w[4] >> s.state)
-    return s;
-  return std::nullopt;
+/// frenzy-launch's line for a node its probe found unreachable (HostLaunch.cpp).
+const std::regex &probeFailure() {
+  static const std::regex line("^frenzy-launch: error: node '([^']+)' (.*)");
+  return line;
 }
 
 std::string hostName() {
@@ -98,7 +95,7 @@ struct Outcome {
   double detected = 0;  // when the change was seen
   double stopped = 0;   // when the ranks were all gone
   int64_t lastStep = 0; // the furthest step the job reached
-  int lostRank = -1;    // Lost
+  Loss loss;            // Lost
   Membership next;      // Shrunk, Joined
 };
 
@@ -110,6 +107,11 @@ public:
 private:
   PlanInfo plan(const Membership &m, int generation, const char *verb);
   Outcome watch(int generation, const PlanInfo &info, bool resuming);
+  /// After the job was stopped on a rank's death or communication error:
+  /// what was lost (LostRanks.h), or Failed with `errorLine`.
+  Outcome postMortem(Outcome out, const PlanInfo &info,
+                     const std::string &statusDir, int deadRank, int signalled,
+                     const std::string &errorLine);
   /// Reads the cluster file again when it changed (or on SIGHUP): the new
   /// membership, or nothing when it is unchanged or unreadable.
   std::optional<Membership> poll(bool force);
@@ -300,6 +302,22 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
         }
       }
     }
+    // A rank's failure to hear from a peer (its timeout, an MPI error) may
+    // be a node that is gone: found out once the job is stopped.
+    bool commError =
+        isCommError(errorLine) || std::regex_search(errorLine, probeFailure());
+    if ((deadRank >= 0 && !failedAt && !(errorAt > 0 && errorAt < deadAt)) ||
+        commError) {
+      // Lost: mpirun would end the others too, after a second or so (and
+      // never, when a node's link is cut): ending them now is what makes
+      // the restart quick.
+      out.detected = deadRank >= 0 && (!commError || deadAt < errorAt)
+                         ? deadAt
+                         : errorAt;
+      job.stop(o.stopGrace);
+      pump(0);
+      return postMortem(out, info, statusDir, deadRank, signalled, errorLine);
+    }
     if (failedAt && t - failedAt > o.stopGrace) {
       // mpirun ends a job whose rank failed by itself; this one did not.
       job.stop(o.stopGrace);
@@ -309,31 +327,6 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
                                     : errorLine) +
                  "; " + checkpointText(o);
       return finish(Outcome::Failed);
-    }
-    if (deadRank >= 0 && !failedAt && !(errorAt > 0 && errorAt < deadAt)) {
-      // Lost: mpirun ends the others by itself; what is left is ended.
-      out.detected = deadAt;
-      out.lostRank = deadRank;
-      // mpirun would end the others too, after a second or so: ending
-      // them now is what makes the restart quick.
-      job.stop(o.stopGrace);
-      pump(0);
-      // A rank that ended on its own error (its line may come through
-      // mpirun after its pid is gone) is not a lost device: re-planning
-      // would only meet the error again.
-      if (!errorLine.empty()) {
-        out.what = "a rank failed (not a lost device, so not re-planned): " +
-                   errorLine + "; " + checkpointText(o);
-        return finish(Outcome::Failed);
-      }
-      const std::string &node = info.rankNode[size_t(deadRank)];
-      out.what =
-          "rank " + std::to_string(deadRank) + " (" + node + ", device " +
-          std::to_string(info.rankDevice[size_t(deadRank)]) + ") died" +
-          (signalled ? " (signal " + std::to_string(signalled) + ")" : "") +
-          " after step " +
-          std::to_string(std::max<int64_t>(out.lastStep, rankSteps[deadRank]));
-      return finish(Outcome::Lost);
     }
     if (interrupted) {
       job.stop(o.stopGrace);
@@ -396,24 +389,21 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
           describe(*joining).c_str());
     return finish(Outcome::Done);
   }
-  if (deadRank >= 0 && !failedAt && !(errorAt > 0 && errorAt < deadAt)) {
-    out.detected = deadAt;
-    out.lostRank = deadRank;
-    out.what =
-        "rank " + std::to_string(deadRank) + " (" +
-        info.rankNode[size_t(deadRank)] + ") died" +
-        (signalled ? " (signal " + std::to_string(signalled) + ")" : "") +
-        " after step " + std::to_string(out.lastStep);
-    return finish(Outcome::Lost);
+  if ((deadRank >= 0 && !failedAt && !(errorAt > 0 && errorAt < deadAt)) ||
+      isCommError(errorLine) || std::regex_search(errorLine, probeFailure())) {
+    out.detected = deadRank >= 0 ? deadAt : errorAt;
+    return postMortem(out, info, statusDir, deadRank, signalled, errorLine);
   }
   if (info.rankNode.size() == 1 && WIFSIGNALED(status) && errorLine.empty()) {
     // One rank, no mpirun: the child is the rank.
     out.detected = now();
-    out.lostRank = 0;
-    out.what = "rank 0 (" + info.rankNode[0] + ") died (signal " +
-               std::to_string(WTERMSIG(status)) + ") after step " +
+    out.loss.plan = &info;
+    out.loss.ranks = {0};
+    out.what = out.loss.describe(info, WTERMSIG(status)) + " after step " +
                std::to_string(out.lastStep);
-    return finish(Outcome::Lost);
+    out.kind = Outcome::Lost;
+    out.stopped = now();
+    return out;
   }
   out.what = errorLine.empty()
                  ? "the ranks ended with " +
@@ -426,6 +416,59 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
                        errorLine;
   out.what += "; " + checkpointText(o);
   return finish(Outcome::Failed);
+}
+
+Outcome Supervisor::postMortem(Outcome out, const PlanInfo &info,
+                               const std::string &statusDir, int deadRank,
+                               int signalled, const std::string &errorLine) {
+  out.loss.plan = &info;
+  std::smatch m;
+  if (!errorLine.empty() && !isCommError(errorLine) &&
+      !std::regex_search(errorLine, probeFailure())) {
+    // A rank that ended on its own error (its line may come through mpirun
+    // after its pid is gone) is not a lost device: re-planning would only
+    // meet the error again.
+  } else if (std::regex_search(errorLine, m, probeFailure())) {
+    // frenzy-launch's own probe, before mpirun, named the node.
+    out.loss.unreachable = {{m[1].str(), m[2].str()}};
+  } else {
+    out.loss.ranks = silentRanks(statusDir, info.rankNode.size());
+    // A peer that stopped answering may be a node whose link is cut: its
+    // ranks may have said `failed` (their own timeout) or nothing (their
+    // status files out of reach), so the nodes are asked.
+    if (info.namesHosts && isCommError(errorLine))
+      out.loss.unreachable = probeNodes(o.frenzyLaunch, info.path,
+                                        o.launchOptions, o.launchTimeout);
+  }
+  // mpirun's report without a status file to say so (a rank that died
+  // before its first update).
+  if (out.loss.ranks.empty() && out.loss.unreachable.empty() && deadRank >= 0 &&
+      (errorLine.empty() || isCommError(errorLine)))
+    out.loss.ranks = {deadRank};
+  out.stopped = now();
+  if (out.loss.ranks.empty() && out.loss.unreachable.empty()) {
+    out.kind = Outcome::Failed;
+    out.what = "a rank failed (not a lost device, so not re-planned): " +
+               (errorLine.empty() ? std::string("see its output above")
+                                  : errorLine) +
+               "; " + checkpointText(o);
+    return out;
+  }
+  out.kind = Outcome::Lost;
+  int64_t reached = out.lastStep;
+  out.what = out.loss.describe(info, signalled) + " after step " +
+             std::to_string(reached);
+  if (!out.loss.unreachable.empty() && isCommError(errorLine)) {
+    // The rank's own words, without the launcher's prefix and suffix.
+    static const std::regex said("error: (rank [0-9]+: .*\\(FRENZY_COMM_"
+                                 "TIMEOUT\\))");
+    std::smatch m;
+    out.what += " (found when " +
+                (std::regex_search(errorLine, m, said) ? m[1].str()
+                                                       : errorLine) +
+                ")";
+  }
+  return out;
 }
 
 int Supervisor::run() {
@@ -467,7 +510,8 @@ int Supervisor::run() {
     Membership next;
     std::string what;
     if (out.kind == Outcome::Lost) {
-      ++lost[current.rankNode[size_t(out.lostRank)]];
+      for (auto &[node, n] : out.loss.devices(current, fileMembership))
+        lost[node] += n;
       next = without(fileMembership, lost);
       what = "leave: " + out.what;
       ++leaves;

@@ -5,8 +5,12 @@
 // change of membership re-plan and resume from the last complete
 // checkpoint:
 //  - leave: a rank's process dies (mpirun's report, or its pid from the
-//    rank status files vanishing), or the cluster file loses devices: the
-//    job is stopped at once and the lost devices are left out;
+//    rank status files vanishing), a rank's communication with a peer fails
+//    (FRENZY_COMM_TIMEOUT: a node's link cut), or the cluster file loses
+//    devices: the job is stopped at once and the lost devices are left out
+//    (the ranks that vanished without a word, by their status files; a node
+//    all of whose ranks did, or that does not answer frenzy-launch's probe,
+//    leaves whole: LostRanks.h);
 //  - join: the cluster file gains devices (its contents are polled), or
 //    SIGHUP (or SIGUSR1) says the file is to be read again (devices lost
 //    earlier count as back): the ranks stop cleanly after their next checkpoint
@@ -34,6 +38,11 @@ struct ElasticOptions {
   std::vector<std::string> planOptions;   // passed to frenzy-opt
   std::vector<std::string> launchOptions; // passed to frenzy-launch
   std::string frenzyOpt, frenzyLaunch;
+  // For plans whose nodes name hosts: how frenzy-launch reaches them (also
+  // in launchOptions); the supervisor probes the nodes the same way after a
+  // rank's communication error, to name the node that is gone.
+  std::string launchAgent;
+  double launchTimeout = 60;
   double planTimeout = 600;  // seconds one frenzy-opt run may take
   double stallTimeout = 600; // seconds without progress before giving up
   double stopGrace = 10;     // seconds a job gets to end after a loss

@@ -27,7 +27,8 @@ const char *kUsage =
     "--steps=S --checkpoint-dir=DIR --checkpoint-every=N [--run-dir=DIR] "
     "[--seed=N] [--threads=N] [--log-every=N] [--init=onnx|seed] "
     "[--plan-timeout=SEC] [--stall-timeout=SEC] [--max-restarts=N] "
-    "[--frenzy-opt=PATH] [--frenzy-launch=PATH] [frenzy-opt options...]\n"
+    "[--frenzy-opt=PATH] [--frenzy-launch=PATH] [--launch-agent=CMD] "
+    "[--launch-timeout=SEC] [--comm-timeout=SEC] [frenzy-opt options...]\n"
     "Trains on the devices C.yaml lists, re-planning when a rank dies or "
     "the file changes (a node added joins at the next checkpoint); SIGHUP "
     "or SIGUSR1 reads the file again. Other options go to frenzy-opt (e.g. "
@@ -78,8 +79,13 @@ ElasticOptions frenzy::elastic::parseElasticArgs(int argc, char **argv) {
                number("--plan-timeout=", o.planTimeout, 1) ||
                number("--stall-timeout=", o.stallTimeout, 1) ||
                number("--max-restarts=", o.maxRestarts, 0)) {
+    } else if (value("--launch-agent=", o.launchAgent)) {
+      o.launchOptions.push_back(a);
+    } else if (number("--launch-timeout=", o.launchTimeout, 1)) {
+      o.launchOptions.push_back(a);
     } else if (value("--seed=", s) || value("--threads=", s) ||
-               value("--log-every=", s) || value("--init=", s)) {
+               value("--log-every=", s) || value("--init=", s) ||
+               value("--comm-timeout=", s)) {
       o.launchOptions.push_back(a); // frenzy-launch checks the values
     } else if (a == "-o" || a.rfind("-o=", 0) == 0 ||
                a.rfind("--emit", 0) == 0) {

@@ -5,13 +5,35 @@
 #include "Tensor.h"
 
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace frenzy::rt {
+
+namespace {
+// What the SIGTERM handler writes: prepared by each update (a handler may
+// only call async-signal-safe functions: open, write, close, rename).
+char endedLine[512], endedTmp[4096], endedPath[4096];
+size_t endedLength = 0;
+
+void onTerminate(int sig) {
+  if (endedLength > 0) {
+    int fd = ::open(endedTmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      bool ok = ::write(fd, endedLine, endedLength) == ssize_t(endedLength);
+      if (::close(fd) == 0 && ok)
+        ::rename(endedTmp, endedPath);
+    }
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+} // namespace
 
 RankStatus::RankStatus(std::string d, int r)
     : dir(std::move(d)), rank(r),
@@ -22,6 +44,15 @@ RankStatus::RankStatus(std::string d, int r)
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     throw RuntimeError(dir + ": cannot create the --status-dir");
+  // A rank ended by its launcher or supervisor (SIGTERM: mpirun ending a job
+  // after another rank died, frenzy-elastic stopping it) says `ended`; one
+  // that vanished without a word (SIGKILL, its node gone) still says
+  // `running`: that is how a supervisor tells the lost ranks from the ones
+  // ended because of them.
+  std::snprintf(endedPath, sizeof endedPath, "%s/rank-%d", dir.c_str(), rank);
+  std::snprintf(endedTmp, sizeof endedTmp, "%s/rank-%d.term", dir.c_str(),
+                rank);
+  ::signal(SIGTERM, onTerminate);
 }
 
 RankStatus::~RankStatus() {
@@ -47,6 +78,10 @@ void RankStatus::update(int64_t step, const char *state) {
     return;
   std::fprintf(f, "rank %d pid %d host %s step %" PRId64 " state %s\n", rank,
                int(::getpid()), host, step, state);
+  int n = std::snprintf(endedLine, sizeof endedLine,
+                        "rank %d pid %d host %s step %" PRId64 " state ended\n",
+                        rank, int(::getpid()), host, step);
+  endedLength = n > 0 && size_t(n) < sizeof endedLine ? size_t(n) : 0;
   if (std::fclose(f) == 0)
     std::rename(tmp.c_str(), path.c_str());
 }

@@ -8,7 +8,10 @@
 //                    and how far the job got; a rank that ends on its own
 //                    error says `failed` first, so its exit is not taken
 //                    for a lost device (the error comes through mpirun
-//                    later than the pid disappears);
+//                    later than the pid disappears), and one ended by
+//                    SIGTERM says `ended`, so the ranks that vanished
+//                    without a word (the lost ones) are the ones still
+//                    `running`;
 //  --stop-file=FILE  after each checkpoint the ranks look for FILE (rank 0
 //                    looks, every rank learns the answer) and stop cleanly
 //                    when it exists: the supervisor's way to end a job at a
@@ -35,7 +38,8 @@ public:
   ~RankStatus();
   RankStatus(const RankStatus &) = delete;
   RankStatus &operator=(const RankStatus &) = delete;
-  /// state: starting | running | stopped | done | failed.
+  /// state: starting | running | stopped | done | failed (| ended: written
+  /// by the SIGTERM handler this installs, from the last update's step).
   void update(int64_t step, const char *state);
 
 private:

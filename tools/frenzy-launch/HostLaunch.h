@@ -4,6 +4,10 @@
 
 #include "LaunchOptions.h"
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace frenzy::rt {
 
 /// Whether the plan's nodes name hosts (the cluster file's `host:`): then
@@ -15,6 +19,16 @@ bool planNamesHosts(const plan::Plan &p);
 /// returns its exit status. A node that does not answer within
 /// --launch-timeout is one error naming it.
 int launchOnHosts(const Options &o, const plan::Plan &p);
+
+/// The seconds a rank of a plan over hosts waits for a peer when neither
+/// --comm-timeout nor FRENZY_COMM_TIMEOUT says (a link that drops mid-step
+/// then ends the job; no plan's step waits this long for a peer).
+constexpr int kHostCommTimeout = 120;
+
+/// Every plan node that does not answer the probe through the launch agent
+/// within --launch-timeout: (node, one line naming it and why).
+std::vector<std::pair<std::string, std::string>>
+unreachableNodes(const Options &o, const plan::Plan &p);
 
 /// The host of plan node `node` ("" when the plan names none).
 std::string hostOfNode(const plan::Plan &p, const std::string &node);

@@ -26,7 +26,7 @@ const char *kUsage =
     "[--emulate-speed[=RANK:FACTOR,...|plan:BASE|scale:S]] "
     "[--side-report=FILE.json] [--backend=cpu|cuda] [--share-gpus] "
     "[--cores=N] [--core-turns=auto|off] [--launch-agent=CMD] "
-    "[--launch-timeout=SECONDS]\n"
+    "[--launch-timeout=SECONDS] [--comm-timeout=SECONDS] [--probe-nodes]\n"
     "       frenzy-launch --elastic --cluster=C.yaml MODEL.onnx ... (runs "
     "frenzy-elastic: re-plans when devices leave or join)\n"
     "A plan of several ranks starts them through mpirun, unless this process "
@@ -79,6 +79,12 @@ Options parseArgs(int argc, char **argv) {
                number("--checkpoint-every=", o.checkpointEvery, 1) ||
                number("--cores=", o.cores, 1) ||
                number("--launch-timeout=", o.launchTimeout, 1)) {
+    } else if (number("--comm-timeout=", o.commTimeout, 0)) {
+      // The transports read it from the environment (Comm.h); mpirun passes
+      // it on to remote ranks (-x), and the ranks parse this line too.
+      ::setenv("FRENZY_COMM_TIMEOUT", std::to_string(o.commTimeout).c_str(), 1);
+    } else if (a == "--probe-nodes") {
+      o.probeOnly = true;
     } else if (std::string s = value("--launch-agent="); s != "\x01") {
       if (s.empty())
         throw RuntimeError("--launch-agent needs a command (e.g. --launch-agent="

@@ -50,6 +50,13 @@ struct Options {
   // seconds a node has to answer it and start (--launch-timeout=SECONDS).
   std::string launchAgent;
   int64_t launchTimeout = 60;
+  // Seconds a rank waits for a peer before it ends the job naming it
+  // (--comm-timeout=SECONDS, else FRENZY_COMM_TIMEOUT; -1: neither given).
+  // Also how long mpirun gets to end a job after a rank's error before the
+  // launcher ends it (a node whose link is down never confirms).
+  int64_t commTimeout = -1;
+  // --probe-nodes: only check that every plan node answers (HostLaunch.h).
+  bool probeOnly = false;
   std::vector<std::string> argv; // as given, for relaunching under mpirun
 };
 

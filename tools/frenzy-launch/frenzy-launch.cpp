@@ -7,6 +7,7 @@
 // tokens/s of every step. Links no MLIR: the plan is all it needs.
 //
 //===----------------------------------------------------------------------===//
+#include "HostLaunch.h"
 #include "LaunchOptions.h"
 #include "SelfComm.h"
 
@@ -48,6 +49,21 @@ int main(int argc, char **argv) {
         execElastic(argc, argv);
     Options o = parseArgs(argc, argv);
     plan::Plan p = readPlan(o.plan);
+    if (o.probeOnly) {
+      // For a supervisor that lost a job: which nodes are gone (one line
+      // each, naming the node; frenzy-elastic reads them).
+      if (!planNamesHosts(p))
+        throw RuntimeError(o.plan + ": --probe-nodes needs a plan whose "
+                                    "nodes name hosts (host: per node)");
+      auto failures = unreachableNodes(o, p);
+      for (auto &[node, line] : failures)
+        std::fprintf(stderr, "frenzy-launch: error: %s\n",
+                     printable(line).c_str());
+      if (failures.empty())
+        std::printf("frenzy-launch: every node of %s answers\n",
+                    o.plan.c_str());
+      return failures.empty() ? 0 : 1;
+    }
     // A partitioned plan (stages, micro-batches: frenzy-opt --global-batch,
     // even on one device) runs its stage schedule as ranks, on either
     // backend; only a plain one-program plan runs here directly.
