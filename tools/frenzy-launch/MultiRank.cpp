@@ -18,6 +18,7 @@
 #include "MpiComm.h"
 #include "RankRunner.h"
 #include "SideTasks.h"
+#include "SlurmStep.h"
 #include "TraceGather.h"
 #include "WeightExport.h"
 
@@ -129,6 +130,7 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
     return planNamesHosts(p) ? launchOnHosts(o, p) : relaunch(o, p);
   }
   checkOnPlanNode(p);
+  checkSlurmStep();
   MpiComm comm(&argc, &argv);
   try {
     return trainLoop(o, p, comm);

@@ -1,0 +1,22 @@
+//===- SlurmStep.h - checks of an srun step before its ranks meet -*- C++ -*-===//
+#ifndef FRENZY_TOOLS_LAUNCH_SLURMSTEP_H
+#define FRENZY_TOOLS_LAUNCH_SLURMSTEP_H
+
+#include <string>
+#include <vector>
+
+namespace frenzy::rt {
+
+/// Slurm's compressed host list ("n[0-1],gpu[01-03]-a,x") as names, in
+/// order; throws on a malformed list.
+std::vector<std::string> expandSlurmHostlist(const std::string &list);
+
+/// Under srun: throws unless the step's node list, at this task's node id,
+/// names the node it runs on. A heterogeneous step whose components' nodes
+/// are not in Slurm's own node order breaks that (Slurm 22.05), and its
+/// PMIx plugin then hangs in MPI_Init: refused here, before it.
+void checkSlurmStep();
+
+} // namespace frenzy::rt
+
+#endif
