@@ -131,7 +131,6 @@ base=$((20000 + RANDOM % 10000))
   echo "PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
 } >"$SLURM_CONF"
 
-echo "PMIxDirectConn=false" > "$dir/mpi.conf"
 slurmctld -D -f "$SLURM_CONF" >"$dir/slurmctld.out" 2>&1 &
 pids+=($!)
 daemons=()

@@ -6,7 +6,7 @@
 # Submits SCRIPT with its output to LOG, waits until the controller no longer
 # lists the job as pending, running or completing (its state, polled; not a
 # guess of how long it takes), then prints one line per component:
-#   slurm job ID+K: STATE exit CODE:SIGNAL on NODES
+#   slurm job ID[+K]: STATE exit CODE:SIGNAL on NODES   (K: hetjob component)
 # and exits 0 when every component COMPLETED, 1 otherwise. Past --limit
 # (default 120 s) the job is cancelled and one line says so (exit 1): a job
 # that hangs never hangs the caller. Needs SLURM_CONF (netns_slurm.sh).
@@ -36,7 +36,7 @@ done
 # One record per component (a heterogeneous job lists each).
 ok=1
 while read -r comp state code nodes; do
-  echo "slurm job $comp: $state exit $code on $nodes"
+  echo "slurm job ${comp%+}: $state exit $code on $nodes"
   [[ $state == COMPLETED ]] || ok=0
 done < <(scontrol show job "$id" -o | sed -n \
   's/^JobId=\([0-9]*\) \(HetJobId=[0-9]* HetJobOffset=\([0-9]*\) \)\{0,1\}.*JobState=\([A-Z_]*\) .*ExitCode=\([0-9:]*\) .* NodeList=\([^ ]*\) .*/\1+\3 \4 \5 \6/p')
