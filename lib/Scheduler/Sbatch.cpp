@@ -37,10 +37,19 @@ std::vector<std::vector<int>>
 frenzy::sched::sbatchComponents(const Placement &placement,
                                 const SchedCluster &c,
                                 const std::vector<std::string> &rankNodes) {
-  // One component's --gres applies to each of its nodes.
+  // One component's --gres applies to each of its nodes. Nodes given the
+  // same number of GPUs share one component even across GPU types (an
+  // untyped --gres; --nodelist pins the types): srun of a heterogeneous
+  // step under PMIx (Slurm 22.05) sometimes never returns after its tasks
+  // ended (docs/multinode.md), so a hetjob is written only where the GPU
+  // counts per node differ.
+  bool sameCount = true;
+  for (const NodeGrant &g : placement)
+    sameCount &= g.count == placement.front().count;
   std::map<std::pair<int, int64_t>, std::vector<int>> byKey;
   for (const NodeGrant &g : placement)
-    byKey[{c.nodes()[g.node].type, g.count}].push_back(g.node);
+    byKey[{sameCount ? 0 : c.nodes()[g.node].type, g.count}].push_back(
+        g.node);
   std::vector<std::vector<int>> out;
   for (auto &kv : byKey)
     out.push_back(kv.second);
@@ -122,9 +131,13 @@ void frenzy::sched::writeSbatchScript(const SbatchJob &job,
       list += (list.empty() ? "" : ",") + c.nodes()[n].name;
     os << "#SBATCH --nodes=" << nodes.size() << "\n";
     os << "#SBATCH --nodelist=" << list << "\n";
-    os << "#SBATCH --gres=gpu:"
-       << gresTypeName(c.types()[c.nodes()[nodes[0]].type].gpu.name) << ":"
-       << count[nodes[0]] << "\n";
+    bool oneType = true;
+    for (int n : nodes)
+      oneType &= c.nodes()[n].type == c.nodes()[nodes[0]].type;
+    os << "#SBATCH --gres=gpu:";
+    if (oneType)
+      os << gresTypeName(c.types()[c.nodes()[nodes[0]].type].gpu.name) << ":";
+    os << count[nodes[0]] << "\n";
     os << "#SBATCH --ntasks-per-node=" << count[nodes[0]] << "\n";
   }
   os << "set -euo pipefail\n";

@@ -7,7 +7,8 @@
 // plugin serves each node under the other's name and MPI_Init never returns
 // (seen on the emulated nodes: slurmstepd on n1 using n0's PMIx directory,
 // "Cannot establish direct connection to n0 (0)"). Every rank compares the
-// two before MPI_Init and refuses in one line instead.
+// two before MPI_Init and refuses in one line instead. A rank that refuses
+// under srun also cancels its job (cancelSlurmJob).
 //
 //===----------------------------------------------------------------------===//
 #include "SlurmStep.h"
@@ -15,6 +16,10 @@
 #include "Tensor.h"
 
 #include <cstdlib>
+#include <spawn.h>
+#include <sys/wait.h>
+
+extern char **environ;
 
 namespace frenzy::rt {
 
@@ -120,6 +125,20 @@ void checkSlurmStep() {
                            ", not in Slurm's node order") +
       ": Slurm's PMIx plugin would hang in MPI_Init; write the components "
       "in Slurm's node order (sinfo -N), with the plan's ranks in that order");
+}
+
+void cancelSlurmJob() {
+  const char *job = std::getenv("SLURM_JOB_ID");
+  if (!job || !std::getenv("SLURM_STEP_ID"))
+    return;
+  // The step's other tasks, the batch script and a stuck srun all end; a
+  // missing scancel leaves it to srun --kill-on-bad-exit.
+  std::string id = job;
+  char arg0[] = "scancel", quiet[] = "--quiet";
+  char *argv[] = {arg0, quiet, id.data(), nullptr};
+  pid_t pid;
+  if (posix_spawnp(&pid, "scancel", nullptr, nullptr, argv, environ) == 0)
+    waitpid(pid, nullptr, 0);
 }
 
 } // namespace frenzy::rt

@@ -17,6 +17,13 @@ std::vector<std::string> expandSlurmHostlist(const std::string &list);
 /// PMIx plugin then hangs in MPI_Init: refused here, before it.
 void checkSlurmStep();
 
+/// Under srun: cancels this task's whole Slurm job (scancel), for a rank
+/// that refuses to run there. srun --kill-on-bad-exit ends the step too, but
+/// srun of a heterogeneous step under PMIx (Slurm 22.05) sometimes never
+/// returns after its tasks failed (stuck joining its PMIx abort agent), and
+/// the job would then sit until its --time. Does nothing outside srun.
+void cancelSlurmJob();
+
 } // namespace frenzy::rt
 
 #endif

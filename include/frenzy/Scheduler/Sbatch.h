@@ -2,8 +2,12 @@
 //
 // One script per placed job: typed GPUs per node (--gres=gpu:TYPE:N),
 // pinned to the nodes the scheduler chose (--nodelist), one MPI rank per
-// GPU; a job spanning GPU types or differently filled nodes becomes a
-// heterogeneous job, one component per (type, GPUs per node). The body runs
+// GPU; a job whose nodes hold different numbers of its GPUs becomes a
+// heterogeneous job, one component per (type, GPUs per node); nodes of
+// several types given the same number of GPUs stay one component (untyped
+// --gres, the types pinned by --nodelist), because srun of a heterogeneous
+// step under PMIx sometimes hangs after its tasks ended (Slurm 22.05,
+// docs/multinode.md). The body runs
 // frenzy-launch under srun over every component (Open MPI 4.1 under Slurm
 // 22.05 needs --mpi=pmix: pmi2 is not built into Debian's Open MPI),
 // resuming from the job's checkpoint directory so that a requeued job
@@ -44,7 +48,8 @@ struct SbatchJob {
 };
 
 /// The sbatch components of a placement, in the order they are written:
-/// nodes grouped by (GPU type, GPUs taken there), ordered by their first
+/// all nodes when each holds the same number of the job's GPUs, else nodes
+/// grouped by (GPU type, GPUs taken there); ordered by their first
 /// plan rank when `rankNodes` is given (else by type). Each entry lists its
 /// nodes (cluster node indices) in plan order.
 std::vector<std::vector<int>>
