@@ -48,16 +48,15 @@ frenzy::sched::sbatchComponents(const Placement &placement,
     sameCount &= g.count == placement.front().count;
   std::map<std::pair<int, int64_t>, std::vector<int>> byKey;
   for (const NodeGrant &g : placement)
-    byKey[{sameCount ? 0 : c.nodes()[g.node].type, g.count}].push_back(
-        g.node);
+    byKey[{sameCount ? 0 : c.nodes()[g.node].type, g.count}].push_back(g.node);
   std::vector<std::vector<int>> out;
   for (auto &kv : byKey)
     out.push_back(kv.second);
   if (rankNodes.empty())
     return out;
   auto first = [&](int node) {
-    auto it = std::find(rankNodes.begin(), rankNodes.end(),
-                        c.nodes()[node].name);
+    auto it =
+        std::find(rankNodes.begin(), rankNodes.end(), c.nodes()[node].name);
     return size_t(it - rankNodes.begin());
   };
   for (std::vector<int> &nodes : out)

@@ -32,9 +32,8 @@ std::vector<std::string> expandRanges(const std::string &ranges,
   size_t at = 0;
   while (at <= ranges.size()) {
     size_t comma = ranges.find(',', at);
-    std::string r = ranges.substr(at, comma == std::string::npos
-                                          ? std::string::npos
-                                          : comma - at);
+    std::string r = ranges.substr(
+        at, comma == std::string::npos ? std::string::npos : comma - at);
     size_t dash = r.find('-');
     std::string lo = r.substr(0, dash);
     std::string hi = dash == std::string::npos ? lo : r.substr(dash + 1);
@@ -46,9 +45,9 @@ std::vector<std::string> expandRanges(const std::string &ranges,
                          "'");
     for (long long i = std::stoll(lo); i <= std::stoll(hi); ++i) {
       std::string n = std::to_string(i);
-      out.push_back(std::string(n.size() < lo.size() ? lo.size() - n.size() : 0,
-                                '0') +
-                    n);
+      out.push_back(
+          std::string(n.size() < lo.size() ? lo.size() - n.size() : 0, '0') +
+          n);
     }
     if (comma == std::string::npos)
       break;

@@ -1,4 +1,4 @@
-//===- SlurmStep.h - checks of an srun step before its ranks meet -*- C++ -*-===//
+//===- SlurmStep.h - srun step checks before MPI_Init ----------*- C++ -*-===//
 #ifndef FRENZY_TOOLS_LAUNCH_SLURMSTEP_H
 #define FRENZY_TOOLS_LAUNCH_SLURMSTEP_H
 

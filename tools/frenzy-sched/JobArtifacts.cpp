@@ -14,8 +14,8 @@
 #include "plan/PlanFile.h"
 
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
@@ -70,9 +70,8 @@ static bool readRankNodes(const std::string &plan,
   size_t offset = 0;
   std::string bad = plan::decodePlanFile(bytes, offset);
   plan::Plan p;
-  if (!bad.empty() || !p.ParseFromArray(bytes.data() + offset,
-                                        int(bytes.size() - offset)))
-  {
+  if (!bad.empty() ||
+      !p.ParseFromArray(bytes.data() + offset, int(bytes.size() - offset))) {
     fail(plan + ": " + (bad.empty() ? "does not parse" : bad));
     return false;
   }
@@ -186,7 +185,8 @@ int frenzy::sched::writeJobArtifacts(const SimResult &r,
                    << "; its ranks will refuse to start (make the plan "
                       "with frenzy-opt --layout so that each GPU type's "
                       "ranks are consecutive)\n";
-    if (planMade && sbatchComponents(jr.placement, c, sj.rankNodes).size() == 1) {
+    if (planMade &&
+        sbatchComponents(jr.placement, c, sj.rankNodes).size() == 1) {
       sj.hostfile = (base + ".hosts").str();
       auto hosts = create(sj.hostfile);
       if (!hosts)
