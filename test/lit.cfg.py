@@ -112,3 +112,20 @@ if not netns_why:
     config.available_features.add("netns")
 else:
     lit_config.note("cannot create network namespaces (%s): multi-node tests on emulated nodes are UNSUPPORTED" % netns_why)
+
+# A real Slurm cluster (Debian's slurmctld, slurmd, slurm-client and munge;
+# root, for the fake GPU device nodes): 'slurm' for `sbatch --test-only`
+# (test/lib/slurm_test_only.sh) and, with 'netns', for jobs that really run
+# on the emulated nodes (test/lib/netns_slurm.sh, docs/multinode.md).
+import shutil
+if os.geteuid() == 0 and all(shutil.which(t) for t in
+                             ("slurmctld", "slurmd", "sbatch", "sinfo",
+                              "squeue", "scontrol", "munged", "nsenter")):
+    config.available_features.add("slurm")
+else:
+    lit_config.note("slurmctld/slurmd/munge not installed (scripts/setup.sh) "
+                    "or not root: the Slurm tests are UNSUPPORTED")
+config.substitutions.append(
+    ("%opt_bin", os.path.join(config.frenzy_tools_dir, "frenzy-opt")))
+config.substitutions.append(
+    ("%frenzy_launch_bin", os.path.join(config.frenzy_tools_dir, "frenzy-launch")))

@@ -5,6 +5,7 @@
 //     model: {name: gpt-350m, layers: 24, hidden: 1024, heads: 16, vocab: 50257}
 //     onnx: m.onnx            # instead of model: with options: TABLE
 //     options: m.options      # a frenzy-opt --job-options table
+//     data: tokens.bin        # optional: the sbatch script's --data
 //     global_batch: 32
 //     seq: 1024
 //     steps: 2000             # or tokens: N (steps = tokens / (batch*seq))
@@ -74,6 +75,7 @@ template <> struct llvm::yaml::MappingTraits<JobSpec> {
       j.model = *model;
     io.mapOptional("onnx", j.onnx, std::string());
     io.mapOptional("options", j.optionsFile, std::string());
+    io.mapOptional("data", j.data, std::string());
     io.mapRequired("global_batch", j.globalBatch);
     io.mapRequired("seq", j.seq);
     std::optional<int64_t> steps, tokens;

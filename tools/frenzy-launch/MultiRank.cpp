@@ -18,6 +18,7 @@
 #include "MpiComm.h"
 #include "RankRunner.h"
 #include "SideTasks.h"
+#include "SlurmStep.h"
 #include "TraceGather.h"
 #include "WeightExport.h"
 
@@ -128,7 +129,18 @@ int frenzy::rt::runMultiRank(const Options &o, const plan::Plan &p, int argc,
       selectBackend(o, p, 0);
     return planNamesHosts(p) ? launchOnHosts(o, p) : relaunch(o, p);
   }
-  checkOnPlanNode(p);
+  try {
+    checkOnPlanNode(p);
+    checkSlurmStep();
+  } catch (const RuntimeError &e) {
+    // Said before the job is cancelled, which may end this process too.
+    std::fflush(stdout);
+    std::fprintf(stderr, "frenzy-launch: error: %s\n",
+                 printable(e.what()).c_str());
+    std::fflush(stderr);
+    cancelSlurmJob();
+    return 1;
+  }
   MpiComm comm(&argc, &argv);
   try {
     return trainLoop(o, p, comm);

@@ -104,12 +104,19 @@ void checkOnPlanNode(const plan::Plan &p) {
   for (const std::string &a : mine)
     if (a != "127.0.0.1" && a != "::1" && a.rfind("fe80", 0) != 0)
       where += (where.empty() ? "" : ", ") + a;
-  throw RuntimeError("rank " + std::to_string(rank) +
-                     " is not on its plan node '" + node + "' (host " + host +
-                     "): it runs on host '" + self + "' (" +
-                     (where.empty() ? "no address" : where) +
-                     "); start the ranks in plan order on the plan's hosts "
-                     "(frenzy-launch PLAN does)");
+  // Under srun (SLURM_STEP_ID: a step's task, not the batch script) the
+  // fix is in the allocation or the task order, not in how it was started.
+  const char *slurmNode = std::getenv("SLURMD_NODENAME");
+  bool srun = std::getenv("SLURM_STEP_ID") && slurmNode;
+  throw RuntimeError(
+      "rank " + std::to_string(rank) + " is not on its plan node '" + node +
+      "' (host " + host + "): it runs on host '" + self + "' (" +
+      (where.empty() ? "no address" : where) +
+      (srun ? std::string(", Slurm node '") + slurmNode + "'" : "") + "); " +
+      (srun ? "the Slurm allocation's nodes and task order must be the "
+              "plan's (the script frenzy-sched --out-dir writes for it)"
+            : "start the ranks in plan order on the plan's hosts "
+              "(frenzy-launch PLAN does)"));
 }
 
 } // namespace frenzy::rt

@@ -3,15 +3,19 @@
 // A plan is made for the GPUs the job was given, not the whole cluster: the
 // job's nodes (with the counts it holds there) go to a cluster file of their
 // own, and frenzy-opt runs as a separate process so that frenzy-sched links
-// no MLIR.
+// no MLIR. The plan's rank -> node list (read back from plan.bin, protobuf
+// only) decides the order of the script's tasks (Sbatch.h).
 //
 //===----------------------------------------------------------------------===//
 #include "JobArtifacts.h"
 
 #include "frenzy/Scheduler/Sbatch.h"
+#include "plan.pb.h"
+#include "plan/PlanFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
@@ -41,6 +45,39 @@ static std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.10g", v);
   return buf;
+}
+
+/// An absolute path: an sbatch script runs in whatever directory sbatch was
+/// called from.
+static std::string absolute(const std::string &path) {
+  llvm::SmallString<256> p(path);
+  llvm::sys::fs::make_absolute(p);
+  llvm::sys::path::remove_dots(p, /*remove_dot_dot=*/true);
+  return p.str().str();
+}
+
+/// Plan rank r's node name, for every rank of plan.bin; false after one
+/// error line.
+static bool readRankNodes(const std::string &plan,
+                          std::vector<std::string> &nodes) {
+  auto buf = llvm::MemoryBuffer::getFile(plan);
+  if (!buf) {
+    fail(plan + ": cannot read the plan frenzy-opt wrote: " +
+         buf.getError().message());
+    return false;
+  }
+  std::string bytes = (*buf)->getBuffer().str();
+  size_t offset = 0;
+  std::string bad = plan::decodePlanFile(bytes, offset);
+  plan::Plan p;
+  if (!bad.empty() ||
+      !p.ParseFromArray(bytes.data() + offset, int(bytes.size() - offset))) {
+    fail(plan + ": " + (bad.empty() ? "does not parse" : bad));
+    return false;
+  }
+  for (const plan::Rank &r : p.ranks())
+    nodes.push_back(r.node());
+  return true;
 }
 
 static void writeJobCluster(const std::string &name, const Placement &placement,
@@ -109,7 +146,8 @@ int frenzy::sched::writeJobArtifacts(const SimResult &r,
     return fail(o.dir + ": cannot create directory: " + ec.message());
   // Check every name first: a refusal must not leave half the jobs written.
   for (const JobResult &jr : r.jobs)
-    for (const char *ext : {".sbatch", ".cluster.yaml", ".plan.bin"}) {
+    for (const char *ext :
+         {".sbatch", ".cluster.yaml", ".plan.bin", ".hosts"}) {
       llvm::SmallString<256> path(o.dir);
       llvm::sys::path::append(path, jr.name + ext);
       if (!jr.placement.empty() && llvm::sys::fs::exists(path))
@@ -123,7 +161,7 @@ int frenzy::sched::writeJobArtifacts(const SimResult &r,
     for (const JobSpec &j : jobs)
       if (j.name == jr.name)
         spec = &j;
-    llvm::SmallString<256> base(o.dir);
+    llvm::SmallString<256> base(absolute(o.dir));
     llvm::sys::path::append(base, jr.name);
     std::string plan = (base + ".plan.bin").str();
     std::string clusterPath = (base + ".cluster.yaml").str();
@@ -138,6 +176,28 @@ int frenzy::sched::writeJobArtifacts(const SimResult &r,
       writeJobCluster(jr.name, jr.placement, c, *os);
     }
     SbatchJob sj;
+    bool planMade = !o.frenzyOpt.empty() && !spec->onnx.empty();
+    if (planMade && !readRankNodes(plan, sj.rankNodes))
+      return 1;
+    if (std::string why = planOrderProblem(jr.placement, c, sj.rankNodes);
+        !why.empty())
+      llvm::errs() << "frenzy-sched: warning: job '" << jr.name << "': " << why
+                   << "; its ranks will refuse to start (make the plan "
+                      "with frenzy-opt --layout so that each GPU type's "
+                      "ranks are consecutive)\n";
+    if (planMade &&
+        sbatchComponents(jr.placement, c, sj.rankNodes).size() == 1) {
+      sj.hostfile = (base + ".hosts").str();
+      auto hosts = create(sj.hostfile);
+      if (!hosts)
+        return 1;
+      for (const std::string &n : sj.rankNodes)
+        *hosts << n << "\n";
+    }
+    if (!spec->data.empty())
+      sj.data = absolute(spec->data);
+    if (!o.frenzyLaunch.empty())
+      sj.launcher = absolute(o.frenzyLaunch);
     sj.name = jr.name;
     sj.placement = jr.placement;
     sj.predictedSeconds = jr.stepSeconds * double(spec->steps);

@@ -9,10 +9,12 @@ namespace frenzy::sched {
 struct ArtifactOptions {
   std::string dir;       // where scripts (and plans) go; must not hold them
   std::string frenzyOpt; // non-empty: write plan.bin of ONNX jobs with it
+  std::string frenzyLaunch; // the runtime the scripts run ("": from PATH)
 };
 
 /// Per placed job: DIR/NAME.sbatch, and with frenzyOpt for ONNX jobs
-/// DIR/NAME.cluster.yaml (the job's nodes) and DIR/NAME.plan.bin. Refuses
+/// DIR/NAME.cluster.yaml (the job's nodes), DIR/NAME.plan.bin and, for a
+/// job of one sbatch component, DIR/NAME.hosts (its SLURM_HOSTFILE). Refuses
 /// to overwrite an existing file. Returns 0 or prints one error and
 /// returns 1.
 int writeJobArtifacts(const SimResult &r, const std::vector<JobSpec> &jobs,

@@ -91,9 +91,12 @@ static cl::opt<bool>
                           "frenzy-launch process (CPU-rank clusters); needs "
                           "--out-dir, --frenzy-opt and --frenzy-launch"),
          cl::init(false));
-static cl::opt<std::string> frenzyLaunch("frenzy-launch",
-                                         cl::cat(schedCategory), cl::desc("with --live: the runtime"),
-                                         cl::init(""));
+static cl::opt<std::string>
+    frenzyLaunch("frenzy-launch", cl::cat(schedCategory),
+                 cl::desc("with --live: the runtime; with --out-dir: the "
+                          "frenzy-launch the sbatch scripts run (default: "
+                          "frenzy-launch from PATH)"),
+                 cl::init(""));
 static cl::opt<std::string>
     liveData("live-data",
              cl::cat(schedCategory), cl::desc("with --live: token file for frenzy-launch --data "
@@ -261,7 +264,7 @@ int main(int argc, char **argv) {
     printMetrics(computeMetrics(*result), result->policy, llvm::outs());
     if (!outDir.empty() && policies.size() == 1)
       if (int rc = writeJobArtifacts(*result, accepted, *cluster,
-                                     {outDir, frenzyOpt}))
+                                     {outDir, frenzyOpt, frenzyLaunch}))
         return rc;
   }
   if (!outDir.empty() && policies.size() != 1)

@@ -50,6 +50,7 @@ struct JobSpec {
   ModelDesc model;          // when no ONNX file
   std::string onnx;         // an ONNX model (options then come from a table)
   std::string optionsFile;  // a table written by `frenzy-opt --job-options`
+  std::string data;         // token file the job trains on (frenzy-launch --data)
   int64_t globalBatch = 0, seq = 0;
   int64_t steps = 0;
   /// Trace jobs: how long the job ran on its user request on the slowest
