@@ -119,6 +119,14 @@ def session_pids(sid):
     return out
 
 
+def zombie(pid):
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2] in "ZX"
+
+
 def recovery():
     t0 = time.monotonic()
     svc = serve("--max-restarts=2")
@@ -136,8 +144,15 @@ def recovery():
     running = db.execute("SELECT job, handle FROM allocations").fetchall()
     db.close()
     victim = [h for j, h in running if j == long_job][0]
-    for pid in session_pids(int(victim.split(":")[1])):
+    sid = int(victim.split(":")[1])
+    for pid in session_pids(sid):
         os.kill(pid, signal.SIGKILL)
+    # kill() returns before the processes are gone: on a busy machine a
+    # service restarted at once could still see the job alive and adopt it.
+    # The node is dead once nothing of the session runs (zombies count as
+    # gone: nobody reaps them until the service does).
+    wait_for(f"job {long_job}'s processes to end",
+             lambda: not [p for p in session_pids(sid) if not zombie(p)])
     print(f"killed: the service and job {long_job}; "
           f"{len(running)} allocations recorded")
     t1 = time.monotonic()
