@@ -61,21 +61,17 @@ LogicalResult frenzy::recordPartition(ModuleOp module,
       StringRef gpu;
       if (cluster && st.node >= 0 && size_t(st.node) < cluster->nodes.size())
         gpu = cluster->nodes[size_t(st.node)].gpu;
-      // Exact parameter types: the generated getChecked, not the template.
+      // Exact parameter types: the generated builders, not the templates.
       int64_t layers[] = {st.firstLayer, st.lastLayer};
-      stages.push_back(StageAttr::getChecked(
-          err, ctx, int64_t(st.node), ArrayRef<int64_t>(st.devices),
+      stages.push_back(StageAttr::get(
+          ctx, int64_t(st.node), ArrayRef<int64_t>(st.devices),
           ArrayRef<int64_t>(layers), st.embed, st.head, gpu, F64(st.seconds),
           F64(st.forwardSeconds), F64(st.transferSeconds), st.peakBytes,
           st.activationBytes, st.fullRecompute));
-      if (!stages.back())
-        return failure();
     }
-    pipelines.push_back(PipelineAttr::getChecked(
-        err, ctx, p.microBatches, p.microBatches * pp.microBatch,
+    pipelines.push_back(PipelineAttr::get(
+        ctx, p.microBatches, p.microBatches * pp.microBatch,
         F64(p.stageSeconds), ArrayRef<StageAttr>(stages)));
-    if (!pipelines.back())
-      return failure();
   }
   // Unused GPUs and why: the report explains every one.
   SmallVector<IdleAttr> idle;
@@ -171,9 +167,11 @@ frenzy::readPartition(ModuleOp module) {
   return std::optional<RecordedPartition>(std::move(rec));
 }
 
-void frenzy::recordSchedule(ModuleOp module, const ScheduleOrders &orders,
-                            const PartitionPlan &plan) {
+LogicalResult frenzy::recordSchedule(ModuleOp module,
+                                     const ScheduleOrders &orders,
+                                     const PartitionPlan &plan) {
   MLIRContext *ctx = module.getContext();
+  auto err = [&] { return emitError(module.getLoc()); };
   SmallVector<PipelineOrderAttr> pipelines;
   for (auto [p, stages] : llvm::enumerate(orders.pipelines)) {
     SmallVector<StageOrderAttr> perStage;
@@ -183,11 +181,18 @@ void frenzy::recordSchedule(ModuleOp module, const ScheduleOrders &orders,
         actions.push_back({st.backward, st.microBatch});
       perStage.push_back(StageOrderAttr::get(ctx, actions));
     }
+    int64_t microBatches =
+        p < plan.pipelines.size() ? plan.pipelines[p].microBatches : 0;
     pipelines.push_back(PipelineOrderAttr::get(
-        ctx, plan.pipelines[p].microBatches, perStage));
+        ctx, microBatches, ArrayRef<StageOrderAttr>(perStage)));
   }
-  module->setAttr(kScheduleAttrName,
-                  ScheduleAttr::get(ctx, scheduleName(orders.kind), pipelines));
+  auto schedule =
+      ScheduleAttr::getChecked(err, ctx, scheduleName(orders.kind),
+                               ArrayRef<PipelineOrderAttr>(pipelines));
+  if (!schedule)
+    return failure();
+  module->setAttr(kScheduleAttrName, schedule);
+  return success();
 }
 
 FailureOr<ScheduleOrders> frenzy::readSchedule(ModuleOp module,

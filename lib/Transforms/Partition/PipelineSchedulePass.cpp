@@ -43,7 +43,9 @@ struct FrenzyPipelineSchedulePass
     if (*k == PipelineSchedule::GPipe && !(*rec)->plan.gpipe &&
         !(*rec)->plan.scheduleNote.empty())
       k = PipelineSchedule::OneFOneB;
-    recordSchedule(module, scheduleOrders((*rec)->plan, *k), (*rec)->plan);
+    if (failed(recordSchedule(module, scheduleOrders((*rec)->plan, *k),
+                              (*rec)->plan)))
+      signalPassFailure();
   }
 };
 } // namespace

@@ -13,6 +13,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -80,24 +81,24 @@ int64_t MeshAttr::slots() const {
   return n;
 }
 
-LogicalResult
-MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                 ArrayRef<StringAttr> axes, ArrayRef<int64_t> sizes) {
+LogicalResult MeshAttr::check(function_ref<InFlightDiagnostic()> emitError,
+                             ArrayRef<StringAttr> axes,
+                             ArrayRef<int64_t> sizes) {
   if (axes.size() != sizes.size())
-    return emitError() << "mesh: " << axes.size() << " axes but "
+    return emitError() << "" << axes.size() << " axes but "
                        << sizes.size() << " sizes";
   if (axes.empty())
-    return emitError() << "mesh: no axes; name at least one, e.g. <pp = 1>";
+    return emitError() << "no axes; name at least one, e.g. <pp = 1>";
   std::set<StringRef> seen;
   for (auto [axis, size] : llvm::zip(axes, sizes)) {
     if (!isKnownAxis(axis.getValue()))
-      return emitError() << "mesh: unknown axis '" << axis.getValue()
+      return emitError() << "unknown axis '" << axis.getValue()
                          << "'; valid axes: pp, dp, tp, sp, cp, ep";
     if (!seen.insert(axis.getValue()).second)
-      return emitError() << "mesh: axis '" << axis.getValue()
+      return emitError() << "axis '" << axis.getValue()
                          << "' used twice; name each axis once";
     if (size < 1)
-      return emitError() << "mesh: axis '" << axis.getValue() << "' has size "
+      return emitError() << "axis '" << axis.getValue() << "' has size "
                          << size << "; sizes must be at least 1";
   }
   return success();
@@ -119,7 +120,6 @@ parseNamedEntries(AsmParser &parser,
 
 // #frenzy.mesh<dp = 2, pp = 2, tp = 1>
 Attribute MeshAttr::parse(AsmParser &parser, Type) {
-  SMLoc loc = parser.getCurrentLocation();
   SmallVector<StringAttr> axes;
   SmallVector<int64_t> sizes;
   if (parseNamedEntries(parser, [&](StringAttr name) {
@@ -127,9 +127,8 @@ Attribute MeshAttr::parse(AsmParser &parser, Type) {
         return parser.parseInteger(sizes.emplace_back());
       }))
     return {};
-  return MeshAttr::getChecked([&] { return parser.emitError(loc); },
-                              parser.getContext(), ArrayRef<StringAttr>(axes),
-                              ArrayRef<int64_t>(sizes));
+  return MeshAttr::get(parser.getContext(), ArrayRef<StringAttr>(axes),
+                       ArrayRef<int64_t>(sizes));
 }
 
 void MeshAttr::print(AsmPrinter &printer) const {
@@ -144,50 +143,43 @@ void MeshAttr::print(AsmPrinter &printer) const {
 
 //===-- Stage, pipeline, layout --------------------------------------------===//
 
+/// Seconds as people write them (0.01, not 1.000000e-02).
+static std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 LogicalResult
-StageAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t node,
-                  ArrayRef<int64_t> devices, ArrayRef<int64_t> layers,
-                  bool embed, bool head, StringRef gpu, F64 seconds,
-                  F64 forwardSeconds, F64 transferSeconds,
-                  int64_t peakBytes, int64_t activationBytes,
-                  bool fullRecompute) {
+StageAttr::check(function_ref<InFlightDiagnostic()> emitError) const {
+  int64_t node = getNode();
+  ArrayRef<int64_t> devices = getDevices(), layers = getLayers();
+  double seconds = getSeconds();
   if (node < 0)
-    return emitError() << "stage: node " << node << " is negative";
+    return emitError() << "node " << node << " is negative";
   if (devices.empty())
-    return emitError() << "stage: devices is empty; a stage runs on at least "
+    return emitError() << "devices is empty; a stage runs on at least "
                           "one device";
   std::set<int64_t> seen;
   for (int64_t d : devices)
     if (d < 0 || !seen.insert(d).second)
-      return emitError() << "stage: device " << d
+      return emitError() << "device " << d
                          << (d < 0 ? " is negative" : " is listed twice");
   if (layers.size() != 2)
-    return emitError() << "stage: layers must be [first, last] (got "
+    return emitError() << "layers must be [first, last] (got "
                        << layers.size() << " values)";
   if (layers[0] < 0 || layers[1] < layers[0] - 1)
-    return emitError() << "stage: layers [" << layers[0] << ", " << layers[1]
+    return emitError() << "layers [" << layers[0] << ", " << layers[1]
                        << "] is not a range (last = first - 1 for none)";
-  if (!(seconds >= 0) || peakBytes < 0 || activationBytes < 0)
-    return emitError() << "stage: seconds and bytes must not be negative";
-  for (auto [name, part] : {std::pair{"forward_seconds", forwardSeconds},
-                            std::pair{"transfer_seconds", transferSeconds}})
+  if (!(seconds >= 0) || getPeakBytes() < 0 || getActivationBytes() < 0)
+    return emitError() << "seconds and bytes must not be negative";
+  for (auto [name, part] :
+       {std::pair{"forward_seconds", double(getForwardSeconds())},
+        std::pair{"transfer_seconds", double(getTransferSeconds())}})
     if (!(part >= 0 && part <= seconds))
-      return emitError() << "stage: " << name << " = " << part
-                         << " must be between 0 and seconds (" << seconds
-                         << ")";
-  return success();
-}
-
-LogicalResult
-PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     int64_t microBatches, int64_t sequences,
-                     F64 stageSeconds, ArrayRef<StageAttr> stages) {
-  if (microBatches < 0 || sequences < 0)
-    return emitError() << "pipeline: micro_batches and sequences must not be "
-                          "negative";
-  if (stages.empty())
-    return emitError() << "pipeline: stages is empty; a pipeline has at "
-                          "least one stage";
+      return emitError() << "" << name << " = " << num(part)
+                         << " must be between 0 and seconds ("
+                         << num(seconds) << ")";
   return success();
 }
 
@@ -207,6 +199,30 @@ LogicalResult LayoutAttr::verify(
                        << "\" must be none, selective or full";
   if (pipelines.empty())
     return emitError() << "layout: pipelines is empty";
+  // The nested attributes, each named by its place in the layout.
+  if (failed(MeshAttr::check(
+          [&] { return emitError() << "layout: mesh: "; }, mesh.getAxes(),
+          mesh.getSizes())))
+    return failure();
+  for (auto [p, pipe] : llvm::enumerate(pipelines)) {
+    auto at = [&, p = p](std::optional<size_t> s) {
+      InFlightDiagnostic d = emitError();
+      d << "layout: pipelines[" << p << "]";
+      if (s)
+        d << ".stages[" << *s << "]";
+      d << ": ";
+      return d;
+    };
+    if (pipe.getMicroBatches() < 0 || pipe.getSequences() < 0)
+      return at(std::nullopt)
+             << "micro_batches and sequences must not be negative";
+    if (pipe.getStages().empty())
+      return at(std::nullopt)
+             << "stages is empty; a pipeline has at least one stage";
+    for (auto [s, st] : llvm::enumerate(pipe.getStages()))
+      if (failed(st.check([&, s = s] { return at(s); })))
+        return failure();
+  }
   // The mesh is the layout's bounding grid: dp = pipelines, pp = the
   // deepest pipeline, tp = the widest stage.
   int64_t depth = 0, width = 0;

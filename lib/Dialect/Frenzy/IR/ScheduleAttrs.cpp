@@ -50,12 +50,12 @@ void StageOrderAttr::print(AsmPrinter &printer) const {
   printer << ']';
 }
 
-LogicalResult
-PipelineOrderAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                          int64_t microBatches,
-                          ArrayRef<StageOrderAttr> stages) {
+LogicalResult PipelineOrderAttr::check(
+    function_ref<InFlightDiagnostic()> emitError) const {
+  int64_t microBatches = getMicroBatches();
+  ArrayRef<StageOrderAttr> stages = getStages();
   if (microBatches < 0)
-    return emitError() << "schedule: micro_batches = " << microBatches
+    return emitError() << "micro_batches = " << microBatches
                        << " is negative";
   for (auto [s, order] : llvm::enumerate(stages)) {
     std::set<int64_t> forwarded, done;
@@ -64,7 +64,7 @@ PipelineOrderAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       llvm::raw_string_ostream os(word);
       printAction(os, a);
       if (a.microBatch < 0 || a.microBatch >= microBatches)
-        return emitError() << "schedule: stage " << s << " runs " << word
+        return emitError() << "stage " << s << " runs " << word
                            << ", but the pipeline has " << microBatches
                            << " micro-batches (0.." << microBatches - 1
                            << ")";
@@ -72,11 +72,11 @@ PipelineOrderAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  done.insert(a.microBatch).second)
                               : forwarded.insert(a.microBatch).second;
       if (!fresh)
-        return emitError() << "schedule: stage " << s << ": " << word
+        return emitError() << "stage " << s << ": " << word
                            << " repeats, or is a backward before its forward";
     }
     if (int64_t(done.size()) != microBatches)
-      return emitError() << "schedule: stage " << s << " must run each of the "
+      return emitError() << "stage " << s << " must run each of the "
                          << microBatches
                          << " micro-batches forward and backward once";
   }
@@ -91,5 +91,10 @@ ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "\" must be \"1f1b\" or \"gpipe\"";
   if (pipelines.empty())
     return emitError() << "schedule: pipelines is empty";
+  for (auto [p, order] : llvm::enumerate(pipelines))
+    if (failed(order.check([&, p = p] {
+          return emitError() << "schedule: pipelines[" << p << "]: ";
+        })))
+      return failure();
   return success();
 }

@@ -60,8 +60,13 @@ def Frenzy_MeshAttr : Frenzy_Attr<"Mesh", "mesh"> {
   let parameters = (ins ArrayRefParameter<"::mlir::StringAttr">:$axes,
                         ArrayRefParameter<"int64_t">:$sizes);
   let hasCustomAssemblyFormat = 1;
-  let genVerifyDecl = 1;
   let extraClassDeclaration = [{
+    /// Checked by the layout that holds it (LayoutAttr's verifier), so a
+    /// bad mesh is one error at the layout, not one per nesting level.
+    static ::llvm::LogicalResult
+    check(::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError,
+          ::llvm::ArrayRef<::mlir::StringAttr> axes,
+          ::llvm::ArrayRef<int64_t> sizes);
     /// The size of `axis`; nullopt when the mesh has no such axis.
     std::optional<int64_t> sizeOf(::llvm::StringRef axis) const;
     /// The product of the sizes: the slots of the grid.
@@ -97,8 +102,10 @@ def Frenzy_StageAttr : Frenzy_Attr<"Stage", "stage"> {
     DefaultValuedParameter<"int64_t", "0">:$activation_bytes,
     Frenzy_BoolParam<"false">:$full_recompute);
   let assemblyFormat = "`<` struct(params) `>`";
-  let genVerifyDecl = 1;
   let extraClassDeclaration = [{
+    /// Checked by the layout that holds it (see MeshAttr::check).
+    ::llvm::LogicalResult
+    check(::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError) const;
     int64_t getFirstLayer() const { return getLayers()[0]; }
     int64_t getLastLayer() const { return getLayers()[1]; }
     /// The stage's extent on the mesh's tp axis.
@@ -120,7 +127,6 @@ def Frenzy_PipelineAttr : Frenzy_Attr<"Pipeline", "pipeline"> {
     Frenzy_F64Param<>:$stage_seconds,
     Frenzy_AttrListParam<"::frenzy::StageAttr">:$stages);
   let assemblyFormat = "`<` struct(params) `>`";
-  let genVerifyDecl = 1;
 }
 
 def Frenzy_IdleAttr : Frenzy_Attr<"Idle", "idle"> {
@@ -210,7 +216,11 @@ def Frenzy_PipelineOrderAttr : Frenzy_Attr<"PipelineOrder", "pipeline_order"> {
     "int64_t":$micro_batches,
     Frenzy_AttrListParam<"::frenzy::StageOrderAttr">:$stages);
   let assemblyFormat = "`<` struct(params) `>`";
-  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Checked by the schedule that holds it (see MeshAttr::check).
+    ::llvm::LogicalResult
+    check(::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError) const;
+  }];
 }
 
 def Frenzy_ScheduleAttr : Frenzy_Attr<"Schedule", "schedule"> {

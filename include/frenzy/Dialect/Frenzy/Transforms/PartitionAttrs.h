@@ -61,8 +61,10 @@ mlir::LogicalResult recordPartition(mlir::ModuleOp module, const RecordedPartiti
 mlir::FailureOr<std::optional<RecordedPartition>>
 readPartition(mlir::ModuleOp module);
 
-/// Records the schedule of every pipeline's stages of `plan`.
-void recordSchedule(mlir::ModuleOp module, const ScheduleOrders &orders,
+/// Records the schedule of every pipeline's stages of `plan`; fails, with
+/// the verifier's diagnostic, on orders that do not run every micro-batch
+/// forward, then backward, once.
+mlir::LogicalResult recordSchedule(mlir::ModuleOp module, const ScheduleOrders &orders,
                     const PartitionPlan &plan);
 
 /// The schedule the module records (its verifiers hold every stage to each
