@@ -177,7 +177,7 @@ StageAttr::check(function_ref<InFlightDiagnostic()> emitError) const {
        {std::pair{"forward_seconds", double(getForwardSeconds())},
         std::pair{"transfer_seconds", double(getTransferSeconds())}})
     if (!(part >= 0 && part <= seconds))
-      return emitError() << "" << name << " = " << num(part)
+      return emitError() << name << " = " << num(part)
                          << " must be between 0 and seconds ("
                          << num(seconds) << ")";
   return success();
