@@ -1,9 +1,10 @@
 //===- PartitionAttrsTest.cpp - the partition as IR attributes ------------===//
 //
-// What frenzy-partition records must read back exactly (the plan writer
-// trusts it), survive printing and parsing, stamp every block op with its
-// stage per pipeline, and a damaged record must be refused with a
-// diagnostic naming the field instead of reaching the writer.
+// What frenzy-partition records (#frenzy.layout, #frenzy.schedule,
+// #frenzy.placement) must read back exactly (the plan writer trusts it),
+// survive printing and parsing bit for bit, stamp every block op with its
+// placement per pipeline, and a plan the attributes' verifiers refuse must
+// fail with their diagnostic instead of reaching the writer.
 //
 //===----------------------------------------------------------------------===//
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
@@ -11,7 +12,10 @@
 #include "frenzy/Plan/PlanWriter.h"
 #include "plan.pb.h"
 
+#include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
+
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -48,7 +52,9 @@ RecordedPartition samplePartition() {
   pp.pipelineSeconds = 0.1;
   pp.allReduceSeconds = 1.0 / 3;
   pp.optimizerSeconds = 2e-5;
-  pp.description = "test";
+  pp.description = "test \"quoted\"";
+  pp.scheduleNote = "gpipe does not fit";
+  rec.options.fullRecompute = 1;
   Pipeline a;
   a.microBatches = 4;
   a.stageSeconds = 0.0125;
@@ -57,7 +63,11 @@ RecordedPartition samplePartition() {
   s0.firstLayer = s0.lastLayer = 0;
   s0.embed = true;
   s0.seconds = 0.01;
+  s0.forwardSeconds = 0.01 / 3; // not a short decimal: must read back exactly
+  s0.transferSeconds = 1e-7;
   s0.peakBytes = 1 << 20;
+  s0.activationBytes = 4096;
+  s0.fullRecompute = true;
   Stage s1;
   s1.devices = {1, 2};
   s1.firstLayer = s1.lastLayer = 1;
@@ -112,6 +122,10 @@ void expectSame(const RecordedPartition &x, const RecordedPartition &y) {
   EXPECT_EQ(x.options.recompute, y.options.recompute);
   EXPECT_EQ(x.plan.microBatch, y.plan.microBatch);
   EXPECT_EQ(x.plan.stepSeconds(), y.plan.stepSeconds());
+  EXPECT_EQ(x.plan.allReduceSeconds, y.plan.allReduceSeconds);
+  EXPECT_EQ(x.plan.gpipe, y.plan.gpipe);
+  EXPECT_EQ(x.plan.scheduleNote, y.plan.scheduleNote);
+  EXPECT_EQ(x.options.fullRecompute, y.options.fullRecompute);
   EXPECT_EQ(x.plan.description, y.plan.description);
   ASSERT_EQ(x.plan.pipelines.size(), y.plan.pipelines.size());
   for (size_t p = 0; p < x.plan.pipelines.size(); ++p) {
@@ -128,7 +142,11 @@ void expectSame(const RecordedPartition &x, const RecordedPartition &y) {
       EXPECT_EQ(u.embed, v.embed);
       EXPECT_EQ(u.head, v.head);
       EXPECT_EQ(u.seconds, v.seconds);
+      EXPECT_EQ(u.forwardSeconds, v.forwardSeconds);
+      EXPECT_EQ(u.transferSeconds, v.transferSeconds);
       EXPECT_EQ(u.peakBytes, v.peakBytes);
+      EXPECT_EQ(u.activationBytes, v.activationBytes);
+      EXPECT_EQ(u.fullRecompute, v.fullRecompute);
     }
   }
   ASSERT_EQ(x.plan.idle.size(), y.plan.idle.size());
@@ -138,15 +156,21 @@ void expectSame(const RecordedPartition &x, const RecordedPartition &y) {
 
 TEST_F(PartitionAttrsTest, RoundTripsThroughPrintedIR) {
   RecordedPartition rec = samplePartition();
-  recordPartition(*module, rec);
+  ASSERT_TRUE(succeeded(recordPartition(*module, rec)));
   ScheduleOrders orders = scheduleOrders(rec.plan, PipelineSchedule::OneFOneB);
-  recordSchedule(*module, orders);
+  ASSERT_TRUE(succeeded(recordSchedule(*module, orders, rec.plan)));
+  ASSERT_TRUE(succeeded(verify(*module)));
 
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os);
   OwningOpRef<ModuleOp> again = parseSourceString<ModuleOp>(text, ctx.get());
   ASSERT_TRUE(again);
+  // Parsed attributes are the recorded ones (uniqued: the same pointers).
+  EXPECT_EQ((*again)->getAttr(kLayoutAttrName),
+            (*module)->getAttr(kLayoutAttrName));
+  EXPECT_EQ((*again)->getAttr(kScheduleAttrName),
+            (*module)->getAttr(kScheduleAttrName));
   auto back = readPartition(*again);
   ASSERT_TRUE(succeeded(back));
   ASSERT_TRUE(back->has_value());
@@ -158,17 +182,16 @@ TEST_F(PartitionAttrsTest, RoundTripsThroughPrintedIR) {
 }
 
 TEST_F(PartitionAttrsTest, StampsEveryBlockOpPerPipeline) {
-  recordPartition(*module, samplePartition());
+  ASSERT_TRUE(succeeded(recordPartition(*module, samplePartition())));
   std::map<int64_t, std::pair<std::vector<int64_t>, std::vector<int64_t>>> seen;
   module->walk([&](Operation *op) {
     auto b = op->getAttrOfType<BlockAttr>(FrenzyDialect::kBlockAttrName);
     if (!b)
       return;
-    auto stage = op->getAttrOfType<DenseI64ArrayAttr>(kStageAttrName);
-    auto tp = op->getAttrOfType<DenseI64ArrayAttr>(kTpAttrName);
-    ASSERT_TRUE(stage && tp);
-    seen[b.getIndex()] = {std::vector<int64_t>(stage.asArrayRef()),
-                          std::vector<int64_t>(tp.asArrayRef())};
+    auto placement = op->getAttrOfType<PlacementAttr>(kPlacementAttrName);
+    ASSERT_TRUE(placement);
+    seen[b.getIndex()] = {std::vector<int64_t>(placement.on("pp")),
+                          std::vector<int64_t>(placement.on("tp"))};
   });
   using V = std::vector<int64_t>;
   EXPECT_EQ(seen[BlockAttr::kEmbed], std::make_pair(V{0, 0}, V{1, 1}));
@@ -183,49 +206,58 @@ TEST_F(PartitionAttrsTest, NoRecordIsNotAnError) {
   EXPECT_FALSE(none->has_value());
 }
 
-TEST_F(PartitionAttrsTest, DamagedRecordNamesTheField) {
-  recordPartition(*module, samplePartition());
-  auto top = (*module)->getAttrOfType<DictionaryAttr>(kPartitionAttrName);
-  NamedAttrList fields(top);
-  auto pipes = llvm::to_vector(fields.get("pipelines").cast<ArrayAttr>());
-  NamedAttrList second(pipes[1].cast<DictionaryAttr>());
-  auto stages = llvm::to_vector(second.get("stages").cast<ArrayAttr>());
-  NamedAttrList stage(stages[0].cast<DictionaryAttr>());
-  stage.erase("devices");
-  stages[0] = stage.getDictionary(ctx.get());
-  second.set("stages", ArrayAttr::get(ctx.get(), stages));
-  pipes[1] = second.getDictionary(ctx.get());
-  fields.set("pipelines", ArrayAttr::get(ctx.get(), pipes));
-  (*module)->setAttr(kPartitionAttrName, fields.getDictionary(ctx.get()));
-  std::string err =
-      firstError([&] { EXPECT_TRUE(failed(readPartition(*module))); });
-  EXPECT_EQ(err, "frenzy.partition: pipelines[1].stages[0].devices is missing "
-                 "or not array<i64: ...>");
+TEST_F(PartitionAttrsTest, PlanTheVerifierRefusesIsNotRecorded) {
+  RecordedPartition rec = samplePartition();
+  rec.plan.pipelines[1].stages[0].node = 0; // node 0 device 0 twice
+  std::string err = firstError(
+      [&] { EXPECT_TRUE(failed(recordPartition(*module, rec))); });
+  EXPECT_EQ(err, "layout: node 0 device 0 is placed twice "
+                 "(pipelines[0].stages[0] and pipelines[1].stages[0])");
+  EXPECT_FALSE((*module)->hasAttr(kLayoutAttrName));
+
+  rec = samplePartition();
+  rec.plan.pipelines[0].stages[0].forwardSeconds = 1.0; // > seconds
+  err = firstError(
+      [&] { EXPECT_TRUE(failed(recordPartition(*module, rec))); });
+  EXPECT_EQ(err, "layout: pipelines[0].stages[0]: forward_seconds = 1 must be "
+                 "between 0 and seconds (0.01)");
 }
 
 TEST_F(PartitionAttrsTest, ScheduleMustRunEachMicroBatchOnceInOrder) {
   RecordedPartition rec = samplePartition();
+  ASSERT_TRUE(succeeded(recordPartition(*module, rec)));
   ScheduleOrders orders = scheduleOrders(rec.plan, PipelineSchedule::GPipe);
   orders.pipelines[1][0] = {{true, 0}, {false, 0}, {false, 1}, {true, 1}};
-  recordSchedule(*module, orders);
-  std::string err =
-      firstError([&] { EXPECT_TRUE(failed(readSchedule(*module, rec.plan))); });
-  EXPECT_EQ(err, "frenzy.schedule: pipelines[1][0]: 'B0' repeats, or is a "
+  std::string err = firstError([&] {
+    EXPECT_TRUE(failed(recordSchedule(*module, orders, rec.plan)));
+  });
+  EXPECT_EQ(err, "schedule: pipelines[1]: stage 0: B0 repeats, or is a "
                  "backward before its forward");
 
   orders.pipelines[1][0] = {{false, 0}, {true, 0}};
-  recordSchedule(*module, orders);
-  err =
-      firstError([&] { EXPECT_TRUE(failed(readSchedule(*module, rec.plan))); });
-  EXPECT_EQ(err, "frenzy.schedule: pipelines[1][0] must run each of the 2 "
+  err = firstError([&] {
+    EXPECT_TRUE(failed(recordSchedule(*module, orders, rec.plan)));
+  });
+  EXPECT_EQ(err, "schedule: pipelines[1]: stage 0 must run each of the 2 "
                  "micro-batches forward and backward once");
 
+  orders.pipelines[1][0] = {{false, 0}, {true, 0}, {false, 2}, {true, 2}};
+  err = firstError([&] {
+    EXPECT_TRUE(failed(recordSchedule(*module, orders, rec.plan)));
+  });
+  EXPECT_EQ(err, "schedule: pipelines[1]: stage 0 runs F2, but the pipeline "
+                 "has 2 micro-batches (0..1)");
+
+  // One pipeline short: recorded (each order is sound) but refused by the
+  // reader and by the IR verifier, which hold it to the layout.
+  orders = scheduleOrders(rec.plan, PipelineSchedule::GPipe);
   orders.pipelines.pop_back();
-  recordSchedule(*module, orders);
-  err =
-      firstError([&] { EXPECT_TRUE(failed(readSchedule(*module, rec.plan))); });
-  EXPECT_EQ(err, "frenzy.schedule: pipelines must hold one array per pipeline "
-                 "of frenzy.partition (2)");
+  ASSERT_TRUE(succeeded(recordSchedule(*module, orders, rec.plan)));
+  err = firstError(
+      [&] { EXPECT_TRUE(failed(readSchedule(*module, rec.plan))); });
+  EXPECT_EQ(err, "frenzy.schedule has 1 pipelines; frenzy.layout has 2");
+  err = firstError([&] { EXPECT_TRUE(failed(verify(*module))); });
+  EXPECT_EQ(err, "frenzy.schedule has 1 pipelines; the layout has 2");
 }
 
 ClusterNode cpuNode(std::string name, int64_t count) {
@@ -238,8 +270,9 @@ ClusterNode cpuNode(std::string name, int64_t count) {
 
 TEST_F(PartitionAttrsTest, WriterTranslatesTheRecordOrRefusesIt) {
   RecordedPartition rec = samplePartition();
-  recordPartition(*module, rec);
-  recordSchedule(*module, scheduleOrders(rec.plan, PipelineSchedule::GPipe));
+  ASSERT_TRUE(succeeded(recordPartition(*module, rec)));
+  ASSERT_TRUE(succeeded(recordSchedule(
+      *module, scheduleOrders(rec.plan, PipelineSchedule::GPipe), rec.plan)));
   // The writer hashes the model file; any file will do.
   SmallString<128> model;
   ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("model", "onnx", model));
@@ -256,7 +289,7 @@ TEST_F(PartitionAttrsTest, WriterTranslatesTheRecordOrRefusesIt) {
   std::string err = firstError([&] {
     EXPECT_TRUE(failed(buildPlan(*module, {}, model, "c.yaml", small, out)));
   });
-  EXPECT_EQ(err, "frenzy.partition: pipelines[0].stages[1]: device 2 is not "
+  EXPECT_EQ(err, "frenzy.layout: pipelines[0].stages[1]: device 2 is not "
                  "on node 'a' (2 GPUs); partition again with this cluster");
 
   // A cluster that holds it: ranks and stages as recorded, streams in the

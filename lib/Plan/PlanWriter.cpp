@@ -35,7 +35,7 @@ static LogicalResult checkAgainst(ModuleOp module, const PartitionPlan &pp,
       const Stage &st = pp.pipelines[p].stages[s];
       auto where = [&] {
         return emitError(module.getLoc())
-               << kPartitionAttrName << ": pipelines[" << p << "].stages[" << s
+               << kLayoutAttrName << ": pipelines[" << p << "].stages[" << s
                << "]: ";
       };
       if (st.node < 0 || size_t(st.node) >= cluster.nodes.size())

@@ -153,7 +153,7 @@ stepPrograms(ModelRun &r, ModuleOp planned, OwningOpRef<ModuleOp> base,
     return nullptr;
   // The plan writer reads the decision from the program it lowers.
   for (llvm::StringRef name :
-       {frenzy::kPartitionAttrName, frenzy::kScheduleAttrName,
+       {frenzy::kLayoutAttrName, frenzy::kScheduleAttrName,
         frenzy::kSideTasksAttrName})
     if (mlir::Attribute a = planned->getAttr(name))
       (*main)->setAttr(name, a);

@@ -20,7 +20,7 @@ mlir::LogicalResult lowerProgram(mlir::ModuleOp module, plan::Program &out);
 /// Builds the whole plan from what the IR says: model identity, precision,
 /// optimizer and `module`'s program; `more` are the same step split for the
 /// partition's other TP degrees (Plan.more_programs). When `module` records
-/// a partition (frenzy.partition and frenzy.schedule, PartitionAttrs.h) the
+/// a partition (frenzy.layout and frenzy.schedule, PartitionAttrs.h) the
 /// plan gets its ranks, stages, groups and per-rank streams; otherwise one
 /// device per GPU of the cluster. Fails with a diagnostic on a record that
 /// does not fit the cluster.

@@ -78,7 +78,8 @@ struct FrenzyPartitionPass
     if (!rec.plan.scheduleNote.empty())
       emitWarning(module.getLoc())
           << rec.plan.scheduleNote << "; using 1f1b";
-    recordPartition(module, rec, &*spec);
+    if (failed(recordPartition(module, rec, &*spec)))
+      return failure();
     if (explain)
       recordAlternatives(module, alternatives);
     return success();

@@ -35,7 +35,7 @@ struct FrenzyPipelineSchedulePass
       return signalPassFailure();
     if (!*rec) {
       emitError(module.getLoc(), "frenzy-pipeline-schedule needs the module's ")
-          << kPartitionAttrName << ": run frenzy-partition first";
+          << kLayoutAttrName << ": run frenzy-partition first";
       return signalPassFailure();
     }
     // GPipe that the partition found not to fit (its schedule note) falls
@@ -43,7 +43,9 @@ struct FrenzyPipelineSchedulePass
     if (*k == PipelineSchedule::GPipe && !(*rec)->plan.gpipe &&
         !(*rec)->plan.scheduleNote.empty())
       k = PipelineSchedule::OneFOneB;
-    recordSchedule(module, scheduleOrders((*rec)->plan, *k));
+    if (failed(recordSchedule(module, scheduleOrders((*rec)->plan, *k),
+                              (*rec)->plan)))
+      signalPassFailure();
   }
 };
 } // namespace

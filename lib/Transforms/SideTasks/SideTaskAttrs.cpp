@@ -95,20 +95,20 @@ static void addTiedSends(ModuleOp module, const RecordedPartition &rec,
   // (pipeline, reader, owner) -> bytes
   std::map<std::tuple<size_t, int64_t, int64_t>, double> bytes;
   module.walk([&](ParamOp param) {
-    auto own = param->getAttrOfType<DenseI64ArrayAttr>(kStageAttrName);
+    auto own = param->getAttrOfType<PlacementAttr>(kPlacementAttrName);
     auto type = dyn_cast<RankedTensorType>(param.getType());
     if (!own || !param.getTrainable() || !type || !type.hasStaticShape())
       return;
     double size = double(type.getNumElements()) *
                   double((type.getElementTypeBitWidth() + 7) / 8);
-    for (size_t p = 0; p < size_t(own.size()); ++p) {
+    for (size_t p = 0; p < own.on("pp").size(); ++p) {
       std::set<int64_t> readers;
       for (Operation *user : param->getUsers())
-        if (auto st = user->getAttrOfType<DenseI64ArrayAttr>(kStageAttrName))
-          if (p < size_t(st.size()) && st[p] >= 0 && st[p] != own[p])
-            readers.insert(st[p]);
+        if (auto st = user->getAttrOfType<PlacementAttr>(kPlacementAttrName))
+          if (st.stageIn(p) >= 0 && st.stageIn(p) != own.stageIn(p))
+            readers.insert(st.stageIn(p));
       for (int64_t r : readers)
-        bytes[{p, r, own[p]}] += size;
+        bytes[{p, r, own.stageIn(p)}] += size;
     }
   });
   for (auto &[key, b] : bytes) {
@@ -133,7 +133,7 @@ FailureOr<ModuleBubbles> frenzy::analyzeModuleBubbles(ModuleOp module,
     return failure();
   if (!*rec)
     return emitError(module.getLoc())
-           << pass << " needs the module's " << kPartitionAttrName
+           << pass << " needs the module's " << kLayoutAttrName
            << ": run frenzy-partition and frenzy-pipeline-schedule first";
   auto orders = readSchedule(module, (*rec)->plan);
   if (failed(orders))

@@ -19,4 +19,6 @@ def Frenzy_BlockAttr : Frenzy_Attr<"Block", "block"> {
   }];
 }
 
+include "frenzy/Dialect/Frenzy/IR/FrenzyLayoutAttrs.td"
+
 #endif // FRENZY_ATTRS_TD

@@ -17,10 +17,19 @@ def Frenzy_Dialect : Dialect {
   }];
   let cppNamespace = "::frenzy";
   let useDefaultAttributePrinterParser = 1;
+  // The layout attributes checked against each other (LayoutVerifier.cpp).
+  let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let extraClassDeclaration = [{
     /// Name of the discardable attribute holding an op's model block.
     static constexpr ::llvm::StringLiteral kBlockAttrName = "frenzy.block";
+    /// The partition decision (LayoutAttr) and schedule (ScheduleAttr) on
+    /// the module, and each block op's placement (PlacementAttr).
+    static constexpr ::llvm::StringLiteral kLayoutAttrName = "frenzy.layout";
+    static constexpr ::llvm::StringLiteral kScheduleAttrName =
+        "frenzy.schedule";
+    static constexpr ::llvm::StringLiteral kPlacementAttrName =
+        "frenzy.placement";
   }];
 }
 

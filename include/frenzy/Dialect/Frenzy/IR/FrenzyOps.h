@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Traits.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "frenzy/Dialect/Frenzy/IR/LayoutParams.h"
+
 #define GET_ATTRDEF_CLASSES
 #include "frenzy/Dialect/Frenzy/IR/FrenzyAttrs.h.inc"
 

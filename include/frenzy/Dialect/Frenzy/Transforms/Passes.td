@@ -133,12 +133,13 @@ def FrenzyPartition : Pass<"frenzy-partition", "mlir::ModuleOp"> {
     On a module at batch 1 (the memory and cost models scale from it; after
     frenzy-annotate-blocks, usually after the training passes): extracts the
     cost and memory profiles once, runs the partitioner (or scores the
-    pinned `layout`) and records the decision: `frenzy.partition` on the
-    module (per pipeline its stages with node, devices, layer range, TP,
-    predicted time and peak memory, its micro-batches and sequences; the
-    micro-batch size and predicted step time), and on every op of a block
-    `frenzy.stage` and `frenzy.tp` (one entry per pipeline). See
-    include/frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h.
+    pinned `layout`) and records the decision: `frenzy.layout =
+    #frenzy.layout<...>` on the module (the mesh; per pipeline its stages
+    with node, devices, layer range, predicted time and peak memory, its
+    micro-batches and sequences; the micro-batch size and predicted step
+    time), and on every op of a block `frenzy.placement =
+    #frenzy.placement<pp = [...], tp = [...]>` (one entry per pipeline).
+    See FrenzyLayoutAttrs.td and docs/partitioner.md.
   }];
   let options = [
     Option<"cluster", "cluster", "std::string", "", "the cluster YAML">,
@@ -164,9 +165,9 @@ def FrenzyPartition : Pass<"frenzy-partition", "mlir::ModuleOp"> {
 def FrenzyPipelineSchedule : Pass<"frenzy-pipeline-schedule", "mlir::ModuleOp"> {
   let summary = "Order every stage's forwards and backwards (GPipe or 1F1B)";
   let description = [{
-    After frenzy-partition: records `frenzy.schedule` on the module, the
-    schedule kind and per pipeline, per stage, the order of its phases as
-    "F0 F1 B0 ...". The plan writer turns these orders into per-rank
+    After frenzy-partition: records `frenzy.schedule = #frenzy.schedule<...>`
+    on the module, the schedule kind and per pipeline, per stage, the order
+    of its phases as `[F0 F1 B0 ...]`. The plan writer turns these orders into per-rank
     streams with the transfers between stages.
   }];
   let options = [
