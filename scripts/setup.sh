@@ -13,6 +13,7 @@ packages=(
   python3 python3-torch python3-onnx libonnx-testdata python3-venv python3-pip
 )
 packages+=(clang libclang-rt-14-dev)  # libFuzzer + sanitizers: scripts/fuzz.sh, docs/hardening.md
+packages+=(coinor-libcbc-dev)  # the scheduler baselines' MILP/LP solver (lib/Scheduler/Solver.cpp)
 packages+=(slurmctld slurmd slurm-client munge)  # scheduler tests: sbatch --test-only on localhost
 packages+=(libsqlite3-dev)  # frenzy-sched serve: the persistent job queue (docs/scheduler.md)
 missing=()
