@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  cmake ninja-build g++ time
+  cmake ninja-build g++ time pkg-config
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libopenblas-dev libopenmpi-dev openmpi-bin
