@@ -90,14 +90,17 @@ private:
   }
   double score(const SimJob &j, const JobOption &o, const SchedCluster &c,
                const std::vector<int> &onlyOn) const;
-  /// The fastest of `fitting` above the growth floor that finishes the job
-  /// in under kGrowGain of `best`'s time; `best` when none.
+  /// The fastest of `fitting` with more GPUs than `best`, above the growth
+  /// floor, that finishes the job in under kGrowGain of `best`'s time;
+  /// `best` when none. (More GPUs, not merely other ones: `best` already
+  /// weighed scarce types and memory, and give-back returns extra GPUs.)
   const JobOption *grownOption(const SimJob &j, const JobOption &best,
                                const std::vector<const JobOption *> &fitting,
                                double perGpu) const {
     const JobOption *out = &best;
     for (const JobOption *o : fitting)
-      if (1 / (o->stepSeconds * double(o->totalGpus())) >= kGrowFloor * perGpu &&
+      if (o->totalGpus() > best.totalGpus() &&
+          1 / (o->stepSeconds * double(o->totalGpus())) >= kGrowFloor * perGpu &&
           o->stepSeconds < kGrowGain * best.stepSeconds &&
           o->stepSeconds < out->stepSeconds)
         out = o;
@@ -254,6 +257,7 @@ size_t FrenzyPolicy::place(SimContext &ctx) {
     return double(INFINITY);
   };
   size_t looked = 0;
+  bool leftBehind = false; // a job earlier in line still waits
   for (size_t k = 0; k < keys.size(); ++k) {
     int64_t free = c.freeGpus();
     if (free == 0)
@@ -301,13 +305,17 @@ size_t FrenzyPolicy::place(SimContext &ctx) {
         }
       }
     }
-    // Adaptive: the last job in line starts grown when GPUs would sit
-    // idle otherwise (remembering the efficient option to give back to).
+    // Adaptive: the last job in line, when every job before it started,
+    // starts grown onto GPUs that would sit idle otherwise (remembering the
+    // efficient option to give back to).
     const JobOption *startOn = best;
-    if (best && mode == Mode::Adaptive && k + 1 == keys.size())
+    if (best && mode == Mode::Adaptive && k + 1 == keys.size() && !leftBehind)
       startOn = grownOption(job, *best, fitting, perGpu);
-    if (best && ctx.start(j, *startOn, Fit::BestFit) && !placedOn.empty())
-      placedOn[j] = best;
+    if (best && ctx.start(j, *startOn, Fit::BestFit)) {
+      if (!placedOn.empty())
+        placedOn[j] = best;
+    } else
+      leftBehind = true;
   }
   size_t left = 0;
   for (int j : waiting)
