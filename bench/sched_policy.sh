@@ -2,9 +2,10 @@
 # The default policy against the MILP Sia (docs/scheduler.md, "Default policy
 # vs MILP Sia"): synthetic queues of 500 jobs on the 64-GPU 3-type cluster at
 # three loads (8, 15, 30 jobs/h) and the seeds given (the policy's constants
-# were chosen on seed 1; 3 and 4 are held out), and a held-out 500-job Philly
-# window; one line per row with both policies' average and p99 JCT and
-# makespan, then the mean ratio. Then the default policy's decision time with
+# were chosen on seeds 1 and 2 and Philly 2017-10-03; 3 and 4 are held out),
+# and two 500-job Philly windows (2017-10-17 and 2017-10-10); one line per
+# row with both policies' average and p99 JCT and makespan, then the mean
+# ratio (LOADS="8:light" runs one load; PHILLY=none skips the windows). Then the default policy's decision time with
 # 1,000 queued jobs on 1,024 GPUs of five types.
 # Sia's MILP gets --solver-seconds per round (default 1 here).
 # Usage: bench/sched_policy.sh [BUILD_DIR] [SEEDS...]   (default seeds: 3 4)
@@ -31,13 +32,14 @@ row() { # label, args...
 }
 {
   for seed in $seeds; do
-    row "seed$seed-light" --synthetic=500 --seed="$seed" --jobs-per-hour=8
-    row "seed$seed-medium" --synthetic=500 --seed="$seed" --jobs-per-hour=15
-    row "seed$seed-heavy" --synthetic=500 --seed="$seed" --jobs-per-hour=30
+    for load in ${LOADS:-8:light 15:medium 30:heavy}; do
+      row "seed$seed-${load#*:}" --synthetic=500 --seed="$seed" --jobs-per-hour="${load%%:*}"
+    done
   done
   if [ -f "$philly" ]; then
+    row "philly-500-oct17" --philly="$philly" --philly-start="2017-10-17 00:00:00" --trace-jobs=500
     row "philly-500-oct10" --philly="$philly" --philly-start="2017-10-10 00:00:00" --trace-jobs=500
-  else
+  elif [ "$philly" != none ]; then
     echo "philly: $philly not found (set PHILLY=...)" >&2
   fi
 } | tee /dev/stderr | awk '{ split($4, r, "="); s += r[2]; n++; if (r[2] > 1) worse++ }
