@@ -18,6 +18,7 @@ philly=${PHILLY:-$here/../../shared/traces/philly.csv}
 solver=${SOLVER_SECONDS:-1}
 [ -x "$sched" ] || { echo "sched_policy.sh: build frenzy-sched first ($sched)" >&2; exit 1; }
 c64=$here/sched/cluster-64-3type.yaml
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 row() { # label, args...
   local label=$1; shift
@@ -42,12 +43,13 @@ row() { # label, args...
   elif [ "$philly" != none ]; then
     echo "philly: $philly not found (set PHILLY=...)" >&2
   fi
-} | tee /dev/stderr | awk '{ split($4, r, "="); s += r[2]; n++; if (r[2] > 1) worse++ }
-  END { printf "rows=%d mean_ratio=%.3f rows_worse_than_sia=%d\n", n, s / n, worse }'
+} > "$tmp/rows.txt"
+cat "$tmp/rows.txt"
+awk '{ split($4, r, "="); s += r[2]; n++; if (r[2] > 1) worse++ }
+  END { printf "rows=%d mean_ratio=%.3f rows_worse_than_sia=%d\n", n, s / n, worse }' "$tmp/rows.txt"
 
 # Decision time: 1,000 jobs arriving within a minute on 1,024 GPUs of five
 # types (H100-SXM, A100-80G, A100-40G, V100-32G, RTX-A6000; 8-GPU nodes).
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 {
   echo "name: scale-1024"; echo "nodes:"
   for t in H100-SXM A100-80G A100-40G V100-32G RTX-A6000; do
