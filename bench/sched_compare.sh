@@ -6,6 +6,9 @@
 # on a 3-type 64-GPU cluster; then decision time with 1,000 queued jobs
 # (all arriving at once) on 1,024 and 2,000 GPUs of five types.
 # Prints one metrics line per run. Usage: bench/sched_compare.sh [BUILD_DIR]
+# The baselines run in their fast greedy mode here (BASELINE_MODE=program
+# for Sia's MILP and Gavel's LP: much slower; bench/sched_policy.sh compares
+# the default policy with the MILP Sia).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}
@@ -29,12 +32,13 @@ big_cluster() { # total
 big_cluster 1024 > "$tmp/c1024.yaml"
 big_cluster 2000 > "$tmp/c2000.yaml"
 
+mode=${BASELINE_MODE:-greedy}
 run() { # label, args...
   local label=$1; shift
-  for p in fifo gavel sia frenzy; do
-    echo "$label $(nice -n 10 "$sched" --policy=$p --emit=metrics "$@")"
+  for p in fifo gavel sia frenzy frenzy-static; do
+    echo "$label $(nice -n 10 "$sched" --policy=$p --baseline-mode="$mode" --emit=metrics "$@")"
   done
-  echo "$label $(nice -n 10 "$sched" --policy=frenzy --realloc --emit=metrics "$@")"
+  echo "$label $(nice -n 10 "$sched" --policy=frenzy-static --realloc --emit=metrics "$@")"
 }
 
 c64=$here/sched/cluster-64-3type.yaml

@@ -6,13 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  cmake ninja-build g++ time
+  cmake ninja-build g++ time pkg-config
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libopenblas-dev libopenmpi-dev openmpi-bin
   python3 python3-torch python3-onnx libonnx-testdata python3-venv python3-pip
 )
 packages+=(clang libclang-rt-14-dev)  # libFuzzer + sanitizers: scripts/fuzz.sh, docs/hardening.md
+packages+=(coinor-libcbc-dev)  # the scheduler baselines' MILP/LP solver (lib/Scheduler/Solver.cpp)
 packages+=(slurmctld slurmd slurm-client munge)  # scheduler tests: sbatch --test-only on localhost
 packages+=(libsqlite3-dev)  # frenzy-sched serve: the persistent job queue (docs/scheduler.md)
 missing=()

@@ -19,9 +19,22 @@
 //  3. Memory awareness: a type that some waiting job can run on alone is
 //     charged extra when a job that fits elsewhere would take it, and GPUs
 //     whose memory the job would leave mostly empty cost a little more.
-//  4. With reallocation on, a running job grows onto idle GPUs when no job
-//     waits and the predicted gain exceeds the checkpoint-restart cost, and
-//     jobs holding more than a fair share (GPUs / active jobs) shrink to a
+//  4. Adaptive (the default `frenzy`), through checkpoint, re-plan and
+//     resume (each move pays the restart cost):
+//     - the last job in line starts on a faster option than the efficient
+//       one when GPUs would sit idle otherwise; when nothing waits, running
+//       jobs grow onto idle GPUs (longest remaining first, options above a
+//       lower efficiency floor, only when the new finish, restart costs
+//       included, is under 70% of the current one);
+//     - when jobs wait, grown jobs give the extra GPUs back (to the option
+//       they were placed on) before waiting jobs are placed; and while at
+//       most one job waits and it fits nowhere, a running job of its type
+//       with 8x more work left shrinks to make room (shortest remaining
+//       first, never a job that moved within ten restart costs).
+//     Under a long queue none of this fires and it is the static policy.
+//  5. `frenzy-static --realloc` (the older variant): a running job grows
+//     onto idle GPUs when no job waits and the predicted gain exceeds the
+//     checkpoint-restart cost, and jobs holding more than a fair share (GPUs / active jobs) shrink to a
 //     fair-share option while jobs wait (at most two per decision, never a
 //     job that moved or will finish within ten restart costs).
 //
@@ -43,12 +56,24 @@ constexpr double kShrinkGuard = 10;   // x restart cost: min run between moves
 constexpr size_t kShrinkPerDecision = 2;
 constexpr size_t kLookahead = 16;  // jobs per decision that may wait
 constexpr double kWaitGain = 0.8;  // only when that finishes them 20% sooner
+// Adaptive growth and make-room: chosen on the training queues (synthetic
+// seeds 1 and 2 at 8, 15 and 30 jobs/h, Philly from 2017-10-03), reported
+// on held-out ones (docs/scheduler.md).
+constexpr double kGrowFloor = 0.5;   // per-GPU throughput vs the job's best
+constexpr double kGrowGain = 0.7;    // grow when it finishes in < 70% of now
+constexpr double kGrowRestarts = 2;  // ... counting this many restart costs
+constexpr double kMakeRoomRatio = 8; // the shrunk job has 8x more work left
+constexpr double kMakeRoomQueue = 1; // only while this few wait
+
+enum class Mode { Static, Realloc, Adaptive };
 
 class FrenzyPolicy : public Policy {
 public:
-  explicit FrenzyPolicy(bool realloc) : realloc(realloc) {}
+  explicit FrenzyPolicy(Mode mode) : mode(mode) {}
   const char *name() const override {
-    return realloc ? "frenzy+realloc" : "frenzy";
+    return mode == Mode::Adaptive  ? "frenzy"
+           : mode == Mode::Realloc ? "frenzy-static+realloc"
+                                   : "frenzy-static";
   }
   void schedule(SimContext &ctx) override;
 
@@ -65,13 +90,40 @@ private:
   }
   double score(const SimJob &j, const JobOption &o, const SchedCluster &c,
                const std::vector<int> &onlyOn) const;
+  /// The fastest of `fitting` with more GPUs than `best`, above the growth
+  /// floor, that finishes the job in under kGrowGain of `best`'s time;
+  /// `best` when none. (More GPUs, not merely other ones: `best` already
+  /// weighed scarce types and memory, and give-back returns extra GPUs.)
+  const JobOption *grownOption(const SimJob &j, const JobOption &best,
+                               const std::vector<const JobOption *> &fitting,
+                               double perGpu) const {
+    const JobOption *out = &best;
+    for (const JobOption *o : fitting)
+      if (o->totalGpus() > best.totalGpus() &&
+          1 / (o->stepSeconds * double(o->totalGpus())) >= kGrowFloor * perGpu &&
+          o->stepSeconds < kGrowGain * best.stepSeconds &&
+          o->stepSeconds < out->stepSeconds)
+        out = o;
+    return out;
+  }
   /// Places waiting jobs; returns how many still wait.
   size_t place(SimContext &ctx);
   /// Moves jobs holding more than a fair share of the cluster to smaller
   /// options while jobs wait; true when one moved.
   bool shrink(SimContext &ctx);
-  void grow(SimContext &ctx);
-  bool realloc;
+  void grow(SimContext &ctx, double floorFactor, double gain,
+            double restarts);
+  /// Adaptive: jobs that grew go back to the option they were placed on;
+  /// true when one moved.
+  bool giveBack(SimContext &ctx);
+  /// Adaptive, shortest-remaining-first: a waiting job that fits nowhere
+  /// gets GPUs from a running job with much more work left, which shrinks
+  /// to a smaller option of the same type (still above the growth floor);
+  /// true when one moved.
+  bool makeRoom(SimContext &ctx);
+  Mode mode;
+  /// Per job: the option it was placed on (adaptive growth's way back).
+  std::vector<const JobOption *> placedOn;
 };
 
 double FrenzyPolicy::score(const SimJob &j, const JobOption &o,
@@ -91,12 +143,48 @@ double FrenzyPolicy::score(const SimJob &j, const JobOption &o,
 }
 
 void FrenzyPolicy::schedule(SimContext &ctx) {
+  if (mode == Mode::Adaptive) {
+    placedOn.resize(ctx.jobs().size(), nullptr);
+    size_t waiting = place(ctx);
+    if (waiting && giveBack(ctx))
+      waiting = place(ctx);
+    if (waiting && waiting <= kMakeRoomQueue && makeRoom(ctx))
+      waiting = place(ctx);
+    if (!waiting)
+      grow(ctx, kGrowFloor, kGrowGain, kGrowRestarts);
+    return;
+  }
   size_t waiting = place(ctx);
-  if (!realloc)
+  if (mode == Mode::Static)
     return;
   if (waiting && shrink(ctx))
     place(ctx);
-  grow(ctx);
+  grow(ctx, kEfficiencyFloor, 0.8, 2);
+}
+
+bool FrenzyPolicy::giveBack(SimContext &ctx) {
+  auto &jobs = ctx.jobs();
+  std::vector<int> grown;
+  for (int j : ctx.active())
+    if (jobs[j].state == SimJob::State::Running && placedOn[j] &&
+        jobs[j].running != placedOn[j] &&
+        jobs[j].running->totalGpus() > placedOn[j]->totalGpus())
+      grown.push_back(j);
+  // The job with the least left gives back first: it loses the least.
+  std::sort(grown.begin(), grown.end(), [&](int a, int b) {
+    return jobs[a].secondsOn(*jobs[a].running) <
+           jobs[b].secondsOn(*jobs[b].running);
+  });
+  bool moved = false;
+  for (int j : grown) {
+    SimJob &job = jobs[j];
+    // Nearly done: finishing beats a restart.
+    if (job.secondsOn(*job.running) < kGrowRestarts * ctx.restartSeconds())
+      continue;
+    if (ctx.move(j, *placedOn[j], Fit::BestFit))
+      moved = true;
+  }
+  return moved;
 }
 
 size_t FrenzyPolicy::place(SimContext &ctx) {
@@ -169,6 +257,7 @@ size_t FrenzyPolicy::place(SimContext &ctx) {
     return double(INFINITY);
   };
   size_t looked = 0;
+  bool leftBehind = false; // a job earlier in line still waits
   for (size_t k = 0; k < keys.size(); ++k) {
     int64_t free = c.freeGpus();
     if (free == 0)
@@ -216,8 +305,17 @@ size_t FrenzyPolicy::place(SimContext &ctx) {
         }
       }
     }
-    if (best)
-      ctx.start(j, *best, Fit::BestFit);
+    // Adaptive: the last job in line, when every job before it started,
+    // starts grown onto GPUs that would sit idle otherwise (remembering the
+    // efficient option to give back to).
+    const JobOption *startOn = best;
+    if (best && mode == Mode::Adaptive && k + 1 == keys.size() && !leftBehind)
+      startOn = grownOption(job, *best, fitting, perGpu);
+    if (best && ctx.start(j, *startOn, Fit::BestFit)) {
+      if (!placedOn.empty())
+        placedOn[j] = best;
+    } else
+      leftBehind = true;
   }
   size_t left = 0;
   for (int j : waiting)
@@ -266,7 +364,64 @@ bool FrenzyPolicy::shrink(SimContext &ctx) {
   return moved > 0;
 }
 
-void FrenzyPolicy::grow(SimContext &ctx) {
+bool FrenzyPolicy::makeRoom(SimContext &ctx) {
+  auto &jobs = ctx.jobs();
+  SchedCluster &c = ctx.cluster();
+  std::vector<int> waiting, running;
+  for (int j : ctx.active())
+    (jobs[j].state == SimJob::State::Waiting ? waiting : running).push_back(j);
+  std::sort(waiting.begin(), waiting.end(), [&](int a, int b) {
+    return gpuSeconds(jobs[a]) < gpuSeconds(jobs[b]);
+  });
+  double guard = kShrinkGuard * ctx.restartSeconds();
+  size_t moved = 0;
+  for (int w : waiting) {
+    if (moved == kShrinkPerDecision)
+      break;
+    // The waiting job's smallest single-type option (ties: fastest).
+    const JobOption *need = nullptr;
+    for (const JobOption &o : *jobs[w].options)
+      if (!o.mixed() && (!need || o.totalGpus() < need->totalGpus() ||
+                         (o.totalGpus() == need->totalGpus() &&
+                          o.stepSeconds < need->stepSeconds)))
+        need = &o;
+    if (!need || c.fits(*need))
+      continue;
+    int t = need->gpus[0].type;
+    double wSeconds = jobs[w].secondsOn(*need);
+    for (int r : running) {
+      SimJob &job = jobs[r];
+      if (job.state != SimJob::State::Running || job.running->mixed() ||
+          job.running->gpus[0].type != t || ctx.now - job.lastMoved < guard ||
+          job.secondsOn(*job.running) < kMakeRoomRatio * wSeconds)
+        continue;
+      double floor = kGrowFloor * bestPerGpu(job);
+      const JobOption *smaller = nullptr;
+      int64_t freed = 0;
+      for (const JobOption &o : *job.options) {
+        int64_t f = job.running->totalGpus() - o.totalGpus();
+        if (o.mixed() || o.gpus[0].type != t || f <= 0 ||
+            c.freeOf(t) + f < need->totalGpus() ||
+            1 / (o.stepSeconds * double(o.totalGpus())) < floor)
+          continue;
+        if (!smaller || o.stepSeconds < smaller->stepSeconds)
+          smaller = &o, freed = f;
+      }
+      (void)freed;
+      if (smaller && ctx.move(r, *smaller, Fit::BestFit)) {
+        if (!placedOn.empty() && placedOn[r] &&
+            placedOn[r]->totalGpus() > smaller->totalGpus())
+          placedOn[r] = smaller;
+        ++moved;
+        break;
+      }
+    }
+  }
+  return moved > 0;
+}
+
+void FrenzyPolicy::grow(SimContext &ctx, double floorFactor, double gain,
+                        double restarts) {
   auto &jobs = ctx.jobs();
   for (int j : ctx.active())
     if (jobs[j].state == SimJob::State::Waiting)
@@ -286,13 +441,13 @@ void FrenzyPolicy::grow(SimContext &ctx) {
     SimJob &job = jobs[j];
     double left = job.secondsOn(*job.running) +
                   std::max(0.0, job.pausedUntil - ctx.now);
-    double floor = kEfficiencyFloor * bestPerGpu(job);
+    double floor = floorFactor * bestPerGpu(job);
     int64_t budget = c.freeGpus() + job.running->totalGpus();
     std::vector<const JobOption *> better;
     for (const JobOption &o : *job.options)
       if (o.totalGpus() <= budget &&
           1 / (o.stepSeconds * double(o.totalGpus())) >= floor &&
-          job.secondsOn(o) + 2 * ctx.restartSeconds() < 0.8 * left)
+          job.secondsOn(o) + restarts * ctx.restartSeconds() < gain * left)
         better.push_back(&o);
     std::sort(better.begin(), better.end(),
               [](const JobOption *a, const JobOption *b) {
@@ -307,5 +462,11 @@ void FrenzyPolicy::grow(SimContext &ctx) {
 } // namespace
 
 std::unique_ptr<Policy> frenzy::sched::makeFrenzyPolicy(bool realloc) {
-  return std::make_unique<FrenzyPolicy>(realloc);
+  return std::make_unique<FrenzyPolicy>(realloc ? Mode::Realloc
+                                                 : Mode::Static);
+}
+
+std::unique_ptr<Policy>
+frenzy::sched::makeAdaptivePolicy(const PolicyOptions &) {
+  return std::make_unique<FrenzyPolicy>(Mode::Adaptive);
 }

@@ -7,13 +7,14 @@
 //    allocation; with a job's best type as the unit the ordering of jobs
 //    is the same up to a per-job constant);
 //  - allocation X[j][t], the share of time job j should spend on type t,
-//    maximising min_j sum_t T[j][t] X[j][t] under sum_t X[j][t] <= 1 and
-//    sum_j X[j][t] * request_j <= GPUs of t. Gavel solves this LP with
-//    cvxpy; here it is solved by progressive filling (water-filling): the
+//    from Gavel's linear program (GavelProgram.cpp, CBC): max-min
+//    fairness of sum_t T[j][t] X[j][t] (default) or its sum (the variant
+//    Sia's artifact runs), under sum_t X[j][t] <= 1 and
+//    sum_j X[j][t] * request_j <= GPUs of t. --baseline-mode=greedy (the
+//    fast mode) instead fills max-min progressively (water-filling): the
 //    job with the lowest normalised throughput gets the next small time
-//    share on its fastest type with room, until no job can grow. Progressive
-//    filling gives the max-min allocation for one resource and a close
-//    approximation for several.
+//    share on its fastest type with room, until no job can grow; exact for
+//    one resource, close for several.
 //  - the round mechanism: 6-minute rounds; priority[j][t] = X[j][t] /
 //    (share of rounds j has received on t); each round (job, type) pairs
 //    are granted in priority order while GPUs of that type last. A job that
@@ -22,6 +23,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Policies.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
@@ -34,35 +37,30 @@ namespace {
 
 class GavelPolicy : public Policy {
 public:
-  const char *name() const override { return "gavel"; }
+  explicit GavelPolicy(const PolicyOptions &o) : opts(o) {}
+  const char *name() const override {
+    if (opts.baseline == BaselineMode::Greedy)
+      return "gavel-greedy";
+    return opts.gavel == GavelObjective::MaxMin ? "gavel" : "gavel-sum";
+  }
   double roundSeconds() const override { return 360; }
   void schedule(SimContext &ctx) override;
+
+private:
+  /// The fast mode's max-min shares by progressive filling.
+  std::vector<std::vector<double>>
+  fill(const SchedCluster &c,
+       const std::vector<std::vector<const JobOption *>> &opt,
+       const std::vector<std::vector<double>> &tput, double requested) const;
+  PolicyOptions opts;
+  bool warned = false;
 };
 
-void GavelPolicy::schedule(SimContext &ctx) {
-  const std::vector<int> &active = ctx.active();
-  auto &jobs = ctx.jobs();
-  const SchedCluster &c = ctx.cluster();
-  size_t n = active.size(), types = c.types().size();
-  // The user's option on each type (at most one per type), its throughput
-  // normalised by the job's best.
-  std::vector<std::vector<const JobOption *>> opt(
-      n, std::vector<const JobOption *>(types, nullptr));
-  std::vector<std::vector<double>> tput(n, std::vector<double>(types, 0));
-  double requested = 0;
-  for (size_t k = 0; k < n; ++k) {
-    const SimJob &j = jobs[active[k]];
-    double best = 0;
-    for (const JobOption &o : j.userOptions) {
-      opt[k][o.gpus[0].type] = &o;
-      best = std::max(best, 1 / o.stepSeconds);
-    }
-    for (size_t t = 0; t < types; ++t)
-      if (opt[k][t])
-        tput[k][t] = 1 / opt[k][t]->stepSeconds / best;
-    requested += double(j.userOptions.front().totalGpus());
-  }
-  // Progressive filling.
+std::vector<std::vector<double>> GavelPolicy::fill(
+    const SchedCluster &c,
+    const std::vector<std::vector<const JobOption *>> &opt,
+    const std::vector<std::vector<double>> &tput, double requested) const {
+  size_t n = opt.size(), types = c.types().size();
   double step = std::clamp(double(c.totalGpus()) / requested / 8, 1.0 / 256,
                            1.0 / 16);
   std::vector<double> room(types);
@@ -93,6 +91,55 @@ void GavelPolicy::schedule(SimContext &ctx) {
     level[k] += step * tput[k][bestType];
     heap.push({level[k], k});
   }
+  return x;
+}
+
+void GavelPolicy::schedule(SimContext &ctx) {
+  const std::vector<int> &active = ctx.active();
+  auto &jobs = ctx.jobs();
+  const SchedCluster &c = ctx.cluster();
+  size_t n = active.size(), types = c.types().size();
+  // The user's option on each type (at most one per type), its throughput
+  // normalised by the job's best.
+  std::vector<std::vector<const JobOption *>> opt(
+      n, std::vector<const JobOption *>(types, nullptr));
+  std::vector<std::vector<double>> tput(n, std::vector<double>(types, 0));
+  double requested = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const SimJob &j = jobs[active[k]];
+    double best = 0;
+    for (const JobOption &o : j.userOptions) {
+      opt[k][o.gpus[0].type] = &o;
+      best = std::max(best, 1 / o.stepSeconds);
+    }
+    for (size_t t = 0; t < types; ++t)
+      if (opt[k][t])
+        tput[k][t] = 1 / opt[k][t]->stepSeconds / best;
+    requested += double(j.userOptions.front().totalGpus());
+  }
+  std::vector<std::vector<double>> x;
+  if (opts.baseline == BaselineMode::Program) {
+    std::vector<std::vector<int64_t>> count(n, std::vector<int64_t>(types, 0));
+    std::vector<int64_t> capacity(types);
+    for (size_t t = 0; t < types; ++t)
+      capacity[t] = c.types()[t].total;
+    for (size_t k = 0; k < n; ++k)
+      for (size_t t = 0; t < types; ++t)
+        if (opt[k][t])
+          count[k][t] = opt[k][t]->totalGpus();
+    auto lp = gavelShares(tput, count, capacity, opts.gavel, opts.solverSeconds);
+    if (lp)
+      x = std::move(*lp);
+    else if (!warned) { // fall back to the fast mode; say so once
+      llvm::errs() << "frenzy-sched: warning: gavel: "
+                   << llvm::toString(lp.takeError())
+                   << "; this round uses progressive filling\n";
+      warned = true;
+    } else
+      llvm::consumeError(lp.takeError());
+  }
+  if (x.empty())
+    x = fill(c, opt, tput, requested);
   // Rounds: priorities from the allocation and the rounds received.
   struct Pair {
     double priority;
@@ -134,6 +181,6 @@ void GavelPolicy::schedule(SimContext &ctx) {
 
 } // namespace
 
-std::unique_ptr<Policy> frenzy::sched::makeGavelPolicy() {
-  return std::make_unique<GavelPolicy>();
+std::unique_ptr<Policy> frenzy::sched::makeGavelPolicy(const PolicyOptions &o) {
+  return std::make_unique<GavelPolicy>(o);
 }

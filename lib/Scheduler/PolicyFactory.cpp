@@ -5,16 +5,27 @@ using namespace frenzy;
 using namespace frenzy::sched;
 
 std::unique_ptr<Policy> frenzy::sched::makePolicy(llvm::StringRef name,
-                                                  bool realloc) {
+                                                  const PolicyOptions &o) {
   if (name == "fifo")
     return makeFifoPolicy();
   if (name == "gavel")
-    return makeGavelPolicy();
+    return makeGavelPolicy(o);
   if (name == "sia")
-    return makeSiaPolicy();
+    return makeSiaPolicy(o);
   if (name == "frenzy")
-    return makeFrenzyPolicy(realloc);
+    return o.realloc ? makeFrenzyPolicy(true) : makeAdaptivePolicy(o);
+  if (name == "frenzy-static")
+    return makeFrenzyPolicy(o.realloc);
   return nullptr;
 }
 
-const char *frenzy::sched::policyNames() { return "fifo, gavel, sia, frenzy"; }
+std::unique_ptr<Policy> frenzy::sched::makePolicy(llvm::StringRef name,
+                                                  bool realloc) {
+  PolicyOptions o;
+  o.realloc = realloc;
+  return makePolicy(name, o);
+}
+
+const char *frenzy::sched::policyNames() {
+  return "fifo, gavel, sia, frenzy, frenzy-static";
+}

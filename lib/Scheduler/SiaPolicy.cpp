@@ -2,41 +2,57 @@
 //
 // Sia (Jayaram Subramanya et al., SOSP'23): every 60-second round it
 // re-decides every job's GPU type and count from goodput estimates,
-// restart-aware:
+// restart-aware, as one integer program:
 //  - configurations: one GPU type per job (Sia never mixes types within a
-//    job), any count the job's option table has on that type;
-//  - a job's goodput on a configuration, normalised by its goodput on its
-//    smallest configuration (Sia's normalisation makes jobs comparable);
+//    job), each GPU count the job's option table has on that type (its
+//    fastest option of that count);
+//  - goodput g of a configuration, normalised by the job's goodput on its
+//    weakest smallest configuration (the minimum over types of the
+//    smallest configuration's goodput: Sia's normalisation, so g >= 1);
 //    with a fixed global batch goodput is throughput;
-//  - objective: sum over jobs of a concave utility of normalised goodput,
-//    u = 1 + (sqrt(g) - 1) for an allocated job and 0 otherwise (Sia's
-//    fairness power p = 0.5 applied to goodput above the minimum; the 1
-//    rewards running a job at all), with the restart penalty Sia takes
-//    from Pollux: a running job's goodput on any other configuration is
-//    scaled by (age - restarts x delta) / (age + delta), delta the
-//    checkpoint-restart cost and age the time since it first started;
-//  - Sia solves a MILP; here the same objective is maximised greedily by
-//    marginal utility per GPU (a lazy priority queue of each job's best
-//    next step), which is optimal for concave separable utilities with
-//    a single resource and a good approximation per type.
+//  - restart penalty (Sia's, from Pollux): a running job's goodput on any
+//    configuration other than its current one is scaled by
+//    (age - restarts x delta) / (age + delta), 1 while age < delta, delta
+//    the checkpoint-restart cost and age the time since it first started;
+//  - objective (Sia's with p = -0.5, lambda_n = 1.1, the artifact's
+//    defaults): minimise sum over chosen configurations of g^p plus
+//    lambda_n per job left without GPUs, i.e. maximise
+//    sum x[j][c] (lambda_n - g[j][c]^p); at most one configuration per
+//    job, GPUs per type within the cluster's count. Solved with CBC
+//    (SiaProgram.cpp), seeded by the greedy solution; --baseline-mode=greedy
+//    keeps the greedy solution (the fast mode).
+// Placement of the chosen counts on nodes is applyTargets' (a target that
+// fragmentation prevents falls back to the job's fastest smaller option).
 //
 //===----------------------------------------------------------------------===//
 #include "Policies.h"
 
-#include <algorithm>
+#include "llvm/Support/raw_ostream.h"
+
 #include <cmath>
-#include <queue>
+#include <map>
 
 using namespace frenzy;
 using namespace frenzy::sched;
 
 namespace {
 
+constexpr double kFairnessP = -0.5; // Sia's p
+constexpr double kLambdaN = 1.1;    // Sia's penalty for a job left out
+constexpr double kGoodputClip = 3000;
+
 class SiaPolicy : public Policy {
 public:
-  const char *name() const override { return "sia"; }
+  explicit SiaPolicy(const PolicyOptions &o) : opts(o) {}
+  const char *name() const override {
+    return opts.baseline == BaselineMode::Greedy ? "sia-greedy" : "sia";
+  }
   double roundSeconds() const override { return 60; }
   void schedule(SimContext &ctx) override;
+
+private:
+  PolicyOptions opts;
+  bool warned = false;
 };
 
 void SiaPolicy::schedule(SimContext &ctx) {
@@ -44,94 +60,71 @@ void SiaPolicy::schedule(SimContext &ctx) {
   auto &jobs = ctx.jobs();
   const SchedCluster &c = ctx.cluster();
   size_t n = active.size();
-  std::vector<double> base(n, 0);
+  Assignment a;
+  a.jobs.resize(n);
+  for (const SchedType &t : c.types())
+    a.capacity.push_back(t.total);
   for (size_t k = 0; k < n; ++k) {
-    const JobOption *smallest = nullptr;
-    for (const JobOption &o : *jobs[active[k]].options)
-      if (!o.mixed() &&
-          (!smallest || o.totalGpus() < smallest->totalGpus() ||
-           (o.totalGpus() == smallest->totalGpus() &&
-            o.stepSeconds < smallest->stepSeconds)))
-        smallest = &o;
-    base[k] = smallest ? 1 / smallest->stepSeconds : 0;
-  }
-  auto utility = [&](size_t k, const JobOption *o) {
-    if (!o)
-      return 0.0;
     const SimJob &j = jobs[active[k]];
-    double g = 1 / o->stepSeconds / base[k];
-    if (j.state == SimJob::State::Running && j.running != o) {
+    // The fastest single-type option per (type, count).
+    std::map<std::pair<int, int64_t>, const JobOption *> configs;
+    for (const JobOption &o : *j.options) {
+      if (o.mixed())
+        continue;
+      auto &slot = configs[{o.gpus[0].type, o.totalGpus()}];
+      if (!slot || o.stepSeconds < slot->stepSeconds)
+        slot = &o;
+    }
+    // Normalisation: the weakest type's smallest configuration.
+    std::map<int, const JobOption *> smallest;
+    for (const auto &[key, o] : configs)
+      if (!smallest.count(key.first))
+        smallest[key.first] = o; // map order: smallest count first
+    double base = INFINITY;
+    for (const auto &[t, o] : smallest)
+      base = std::min(base, 1 / o->stepSeconds);
+    double factor = 1;
+    if (j.state == SimJob::State::Running) {
       double age = ctx.now - j.firstStart, d = ctx.restartSeconds();
-      g *= std::max(0.0, (age - double(j.restarts) * d) / (age + d));
+      if (age >= d)
+        factor = std::max(0.0, (age - double(j.restarts) * d) / (age + d));
     }
-    return g > 0 ? 1 + (std::sqrt(g) - 1) : 0.0;
-  };
-  std::vector<int64_t> room(c.types().size());
-  for (size_t t = 0; t < room.size(); ++t)
-    room[t] = c.types()[t].total;
-  std::vector<const JobOption *> choice(n, nullptr);
-  std::vector<int> version(n, 0);
-  // The job's best next step from its current choice: the option with the
-  // largest utility gain per extra GPU that fits the per-type room.
-  auto bestMove = [&](size_t k, double &value) -> const JobOption * {
-    const JobOption *cur = choice[k], *best = nullptr;
-    double u0 = utility(k, cur);
-    int64_t g0 = cur ? cur->totalGpus() : 0;
-    for (const JobOption &o : *jobs[active[k]].options) {
-      if (o.mixed() || o.totalGpus() <= g0)
-        continue;
-      int t = o.gpus[0].type;
-      int64_t have = room[t] + (cur && cur->gpus[0].type == t ? g0 : 0);
-      if (o.totalGpus() > have)
-        continue;
-      double v = (utility(k, &o) - u0) / double(o.totalGpus() - g0);
-      if (v > 0 && (!best || v > value))
-        best = &o, value = v;
+    for (const auto &[key, o] : configs) {
+      double g = 1 / o->stepSeconds / base;
+      if (j.state == SimJob::State::Running && j.running != o)
+        g *= factor;
+      double cost = g > 0 ? std::min(kGoodputClip, std::pow(g, kFairnessP))
+                          : kGoodputClip;
+      double value = kLambdaN - cost;
+      if (value > 0)
+        a.jobs[k].push_back({o, key.first, key.second, value});
     }
-    return best;
-  };
-  struct Entry {
-    double value;
-    size_t job;
-    int version;
-    const JobOption *option;
-    bool operator<(const Entry &e) const { return value < e.value; }
-  };
-  std::priority_queue<Entry> heap;
-  auto push = [&](size_t k) {
-    double v = 0;
-    if (const JobOption *o = bestMove(k, v))
-      heap.push({v, k, ++version[k], o});
-  };
-  for (size_t k = 0; k < n; ++k)
-    push(k);
-  while (!heap.empty()) {
-    Entry e = heap.top();
-    heap.pop();
-    if (e.version != version[e.job])
-      continue;
-    const JobOption *cur = choice[e.job];
-    int t = e.option->gpus[0].type;
-    int64_t have =
-        room[t] + (cur && cur->gpus[0].type == t ? cur->totalGpus() : 0);
-    if (e.option->totalGpus() > have) {
-      push(e.job); // the room shrank since: find its next best
-      continue;
-    }
-    if (cur)
-      room[cur->gpus[0].type] += cur->totalGpus();
-    room[t] -= e.option->totalGpus();
-    choice[e.job] = e.option;
-    push(e.job);
   }
+  std::vector<int> choice = assignGreedy(a);
+  if (opts.baseline == BaselineMode::Program) {
+    auto milp = assignMilp(a, choice, opts.solverSeconds);
+    if (milp)
+      choice = std::move(*milp);
+    else if (!warned) { // keep the greedy round; say so once
+      llvm::errs() << "frenzy-sched: warning: sia: "
+                   << llvm::toString(milp.takeError())
+                   << "; this round keeps the greedy allocation\n";
+      warned = true;
+    } else
+      llvm::consumeError(milp.takeError());
+  }
+  std::vector<const JobOption *> target(n, nullptr);
   std::vector<const std::vector<JobOption> *> fallback(n);
-  for (size_t k = 0; k < n; ++k)
+  for (size_t k = 0; k < n; ++k) {
+    if (choice[k] >= 0)
+      target[k] = a.jobs[k][size_t(choice[k])].option;
     fallback[k] = jobs[active[k]].options;
-  applyTargets(ctx, choice, fallback);
+  }
+  applyTargets(ctx, target, fallback);
 }
 
 } // namespace
 
-std::unique_ptr<Policy> frenzy::sched::makeSiaPolicy() {
-  return std::make_unique<SiaPolicy>();
+std::unique_ptr<Policy> frenzy::sched::makeSiaPolicy(const PolicyOptions &o) {
+  return std::make_unique<SiaPolicy>(o);
 }

@@ -292,7 +292,10 @@ llvm::Error Service::schedule(double now) {
       jobs[i].lastUpdate = jobs[i].lastMoved = now;
     }
   }
-  std::unique_ptr<Policy> policy = makePolicy(o.policy);
+  // The service never moves a running job: frenzy runs without its
+  // elastic growth (frenzy-static), as in the live mode.
+  std::unique_ptr<Policy> policy =
+      makePolicy(o.policy == "frenzy" ? "frenzy-static" : o.policy);
   policy->schedule(ctx);
   for (size_t i = running; i < rows.size(); ++i)
     if (jobs[i].state == SimJob::State::Running)

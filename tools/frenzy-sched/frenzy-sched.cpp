@@ -58,12 +58,27 @@ static cl::opt<double> jobsPerHour("jobs-per-hour",
                                    cl::cat(schedCategory), cl::desc("synthetic arrival rate"),
                                    cl::init(30));
 static cl::opt<std::string>
-    policyName("policy", cl::cat(schedCategory), cl::desc("fifo, gavel, sia, frenzy or all"),
+    policyName("policy", cl::cat(schedCategory), cl::desc("fifo, gavel, sia, frenzy, frenzy-static or all"),
                cl::init("frenzy"));
 static cl::opt<bool> reallocate("realloc",
                              cl::cat(schedCategory), cl::desc("frenzy: grow running jobs onto idle "
                                       "GPUs (checkpoint-restart cost)"),
                              cl::init(false));
+static cl::opt<std::string> baselineMode(
+    "baseline-mode", cl::cat(schedCategory),
+    cl::desc("gavel and sia: program (Gavel's LP, Sia's MILP, solved with "
+             "CBC; default) or greedy (the fast approximation)"),
+    cl::init("program"));
+static cl::opt<std::string> gavelObjective(
+    "gavel-objective", cl::cat(schedCategory),
+    cl::desc("gavel's LP: max-min (fairness, default) or max-sum-throughput "
+             "(the variant Sia's artifact compares against)"),
+    cl::init("max-min"));
+static cl::opt<double> solverSeconds(
+    "solver-seconds", cl::cat(schedCategory),
+    cl::desc("wall-time limit of one LP/MILP solve (then the best point "
+             "found)"),
+    cl::init(5));
 static cl::opt<double> restartCost("restart-cost",
                                    cl::cat(schedCategory), cl::desc("seconds per checkpoint-restart"),
                                    cl::init(30));
@@ -163,6 +178,21 @@ int main(int argc, char **argv) {
   if (!(arrivalScale > 0) || !(maxJobHours > 0) || !(jobsPerHour > 0))
     return fail("--arrival-scale, --max-job-hours and --jobs-per-hour must "
                 "be positive");
+  PolicyOptions policyOptions;
+  policyOptions.realloc = reallocate;
+  if (baselineMode == "greedy")
+    policyOptions.baseline = BaselineMode::Greedy;
+  else if (baselineMode != "program")
+    return fail("--baseline-mode must be program or greedy, not '" +
+                baselineMode + "'");
+  if (gavelObjective == "max-sum-throughput")
+    policyOptions.gavel = GavelObjective::MaxSumThroughput;
+  else if (gavelObjective != "max-min")
+    return fail("--gavel-objective must be max-min or max-sum-throughput, "
+                "not '" + gavelObjective + "'");
+  if (!(solverSeconds > 0))
+    return fail("--solver-seconds must be positive");
+  policyOptions.solverSeconds = solverSeconds;
   std::vector<std::string> policies;
   if (policyName == "all")
     policies = {"fifo", "gavel", "sia", "frenzy"};
@@ -172,9 +202,14 @@ int main(int argc, char **argv) {
     return fail("unknown --policy '" + policyName + "'; valid: " +
                 policyNames() + ", all");
   if (live && (policies.size() != 1 || reallocate ||
-               (policyName != "fifo" && policyName != "frenzy")))
+               (policyName != "fifo" && policyName != "frenzy" &&
+                policyName != "frenzy-static")))
     return fail("--live runs one event-driven policy without moving jobs: "
-                "--policy=fifo or --policy=frenzy, without --realloc");
+                "--policy=fifo or --policy=frenzy (run as frenzy-static), "
+                "without --realloc");
+  // Live jobs are never moved: frenzy runs without its elastic growth.
+  std::string livePolicy =
+      policyName == "frenzy" ? std::string("frenzy-static") : policyName;
   if (live && (outDir.empty() || frenzyOpt.empty() || frenzyLaunch.empty()))
     return fail("--live needs --out-dir=DIR, --frenzy-opt=PATH and "
                 "--frenzy-launch=PATH");
@@ -247,15 +282,15 @@ int main(int argc, char **argv) {
       if (j.onnx.empty())
         return fail(j.where + ": job '" + j.name + "': --live runs ONNX jobs "
                     "only (it needs a model to compile and run)");
-    std::unique_ptr<Policy> policy = makePolicy(policyName);
+    std::unique_ptr<Policy> policy = makePolicy(livePolicy);
     auto predicted = simulate(*cluster, sim, *policy, config);
     if (!predicted)
       return fail(llvm::toString(predicted.takeError()));
-    return runLive(sim, *cluster, *makePolicy(policyName), *predicted,
+    return runLive(sim, *cluster, *makePolicy(livePolicy), *predicted,
                    {outDir, frenzyOpt, frenzyLaunch, liveLimit, liveData});
   }
   for (const std::string &p : policies) {
-    std::unique_ptr<Policy> policy = makePolicy(p, reallocate);
+    std::unique_ptr<Policy> policy = makePolicy(p, policyOptions);
     auto result = simulate(*cluster, sim, *policy, config);
     if (!result)
       return fail(llvm::toString(result.takeError()));

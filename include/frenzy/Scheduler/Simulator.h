@@ -94,7 +94,27 @@ public:
   virtual void schedule(SimContext &ctx) = 0;
 };
 
-/// Policies by name: fifo, gavel, sia, frenzy; nullptr when unknown.
+/// How the baselines (gavel, sia) solve their allocation each round.
+enum class BaselineMode {
+  Program, // the papers' programs: Sia's MILP, Gavel's LP (CBC)
+  Greedy,  // the fast mode: the same objectives by greedy filling
+};
+/// Gavel's objective: max-min fairness of normalised throughput (its
+/// headline policy) or the sum of throughputs (the variant Sia's artifact
+/// compares against).
+enum class GavelObjective { MaxMin, MaxSumThroughput };
+
+struct PolicyOptions {
+  bool realloc = false; // frenzy: grow and shrink running jobs
+  BaselineMode baseline = BaselineMode::Program;
+  GavelObjective gavel = GavelObjective::MaxMin;
+  double solverSeconds = 5; // wall-time limit of one program solve
+};
+
+/// Policies by name: fifo, gavel, sia, frenzy, frenzy-static; nullptr when
+/// unknown.
+std::unique_ptr<Policy> makePolicy(llvm::StringRef name,
+                                   const PolicyOptions &options);
 std::unique_ptr<Policy> makePolicy(llvm::StringRef name, bool realloc = false);
 const char *policyNames();
 
