@@ -21,7 +21,7 @@
 # Each node's link is shaped in both directions with tbf at its rate
 # (--rates, one per node, the last repeated; default 1gbit); --delay adds
 # netem delay where the kernel has sch_netem, and says so where it has not.
-# --burst sets tbf's bucket (default 10 ms of the rate, at least 64 KiB): a
+# --burst sets tbf's bucket (default or `auto`: 10 ms of the rate, at least 64 KiB): a
 # bucket lets a message smaller than it through at the unshaped rate after
 # an idle spell, which a real link of that rate never does; the network
 # model's bench uses 64k (bench/netns_network_model.sh).
@@ -127,7 +127,7 @@ ip -n "$sw" link set "fz${X}hb" master br0 up
 # the link runs below it: 10 ms of the rate, no less than 64 KiB.
 burst_of() {
   local r=$1 bits
-  if [[ -n $burst ]]; then
+  if [[ -n $burst && $burst != auto ]]; then
     echo "$burst"
     return
   fi
