@@ -13,11 +13,11 @@
 # plan: predicted (frenzy-opt --emit=trace, with the measured links) and
 # measured (frenzy-launch --trace) step, DP all-reduce and stage-transfer
 # times with their ratio (bench/network_model_compare.py). BURST (default
-# 64k) is the links' tbf bucket (netns_cluster.sh --burst). The compute
+# 1ms: 1 ms of each link's rate) is the links' tbf bucket (netns_cluster.sh --burst). The compute
 # side uses the cpu type's measured profile (examples/profiles/).
 set -euo pipefail
 steps=${1:-12}
-burst=${2:-64k}
+burst=${2:-1ms}
 src=$(cd "$(dirname "$0")/.." && pwd)
 [[ -x $src/build/bin/frenzy-opt ]] && export PATH=$src/build/bin:$PATH
 work=$(mktemp -d /tmp/netns_network_model.XXXXXX)

@@ -21,10 +21,11 @@
 # Each node's link is shaped in both directions with tbf at its rate
 # (--rates, one per node, the last repeated; default 1gbit); --delay adds
 # netem delay where the kernel has sch_netem, and says so where it has not.
-# --burst sets tbf's bucket (default or `auto`: 10 ms of the rate, at least 64 KiB): a
+# --burst sets tbf's bucket (default or `auto`: 10 ms of the rate, at least
+# 64 KiB; `Nms`: N ms of the rate, same floor; or bytes): a
 # bucket lets a message smaller than it through at the unshaped rate after
 # an idle spell, which a real link of that rate never does; the network
-# model's bench uses 64k (bench/netns_network_model.sh).
+# model's bench uses 1ms (bench/netns_network_model.sh).
 #
 # COMMAND sees:
 #   NETNS_CLUSTER_DIR  state directory; hosts/<address> names each node
@@ -125,9 +126,12 @@ ip -n "$sw" link set "fz${X}hb" master br0 up
 
 # tbf's bucket must hold at least one timer tick of traffic at the rate, or
 # the link runs below it: 10 ms of the rate, no less than 64 KiB.
+# --burst=Nms: N ms of the rate (same floor); --burst=BYTES as tc reads it.
 burst_of() {
-  local r=$1 bits
-  if [[ -n $burst && $burst != auto ]]; then
+  local r=$1 bits ms=10
+  if [[ $burst =~ ^([0-9]+)ms$ ]]; then
+    ms=${BASH_REMATCH[1]}
+  elif [[ -n $burst && $burst != auto ]]; then
     echo "$burst"
     return
   fi
@@ -139,7 +143,7 @@ if not m:
 print(int(float(m.group(1)) * {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9}[m.group(2)]))
 EOF
   ) || { echo "netns_cluster: rate '$r' is not like 1gbit, 500mbit or 100kbit" >&2; return 1; }
-  local b=$((bits / 8 / 100))
+  local b=$((bits / 8 * ms / 1000))
   echo $((b < 65536 ? 65536 : b))
 }
 

@@ -327,7 +327,7 @@ int calibrateLinks(const LinkOptions &o) {
           ": one rank per node, messages of " + sizes + " bytes,",
       "# " + std::to_string(o.net.rounds) +
           " rounds (median); times: one-way seconds by size (all-reduce: "
-          "by buffer bytes); bandwidth: between the two largest sizes (bus "
+          "by buffer bytes); bandwidth: the slope over the largest sizes (bus "
           "bandwidth for an all-reduce, 2(P-1)/P x bytes / time).",
       "pairs:"};
   for (const Measured &m : pairs)

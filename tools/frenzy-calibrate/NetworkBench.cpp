@@ -103,18 +103,30 @@ Fit fitLine(std::vector<std::pair<double, double>> points, double factor) {
   if (points.empty())
     return f;
   f.latency = points.front().second;
-  // The sustained rate: between the two largest sizes (a shaper's bucket
-  // or TCP's window growth make smaller messages faster or slower per
-  // byte; their own times are kept for them).
-  double bytes = points.back().first, t = points.back().second;
-  if (points.size() >= 2) {
-    const auto &[b0, t0] = points[points.size() - 2];
-    if (t > t0 && bytes > b0) {
-      f.bandwidth = factor * (bytes - b0) / (t - t0);
-      return f;
-    }
+  // The sustained rate: the least-squares slope over the sizes of at least
+  // a quarter of the largest (a shaper's bucket or TCP's window growth
+  // make smaller messages faster or slower per byte; their own times are
+  // kept for them); the two largest at least.
+  double largest = points.back().first;
+  size_t from = points.size();
+  while (from > 0 && points[from - 1].first * 4 >= largest)
+    --from;
+  from = std::min(from, points.size() >= 2 ? points.size() - 2 : 0);
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = from; i < points.size(); ++i) {
+    double x = factor * points[i].first, y = points[i].second;
+    n += 1;
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
   }
-  f.bandwidth = t > 0 ? factor * bytes / t : 0;
+  double det = n * sxx - sx * sx;
+  double slope = det > 0 ? (n * sxy - sx * sy) / det : 0;
+  if (slope > 0)
+    f.bandwidth = 1 / slope;
+  else if (points.back().second > 0)
+    f.bandwidth = factor * largest / points.back().second;
   return f;
 }
 

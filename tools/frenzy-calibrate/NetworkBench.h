@@ -9,7 +9,7 @@
 // transfers and gradients. The time of each size is kept (the cost model
 // interpolates between them: over TCP and a shaped link, time is not
 // latency + bytes / bandwidth), with the smallest's as the latency and the
-// rate between the two largest as the bandwidth (for the all-reduce, bus
+// rate over the largest sizes as the bandwidth (for the all-reduce, bus
 // bandwidth: 2(P-1)/P x bytes / time). Rank 0 prints the results as lines that the
 // launcher reads back from mpirun's output (it has no shared file system
 // with the nodes to assume).
@@ -33,8 +33,9 @@ struct NetworkSettings {
 };
 
 /// One measured figure: the seconds of each size (bytes, median seconds),
-/// the smallest's time as the latency and the rate between the two largest
-/// as the bandwidth (what lies beyond the largest size measured).
+/// the smallest's time as the latency and the rate over the largest sizes
+/// (least squares over those of at least a quarter of the largest, two at
+/// least) as the bandwidth (what lies beyond the largest size measured).
 struct Fit {
   double latency = 0, bandwidth = 0; // s, bytes/s
   std::vector<std::pair<double, double>> points;
