@@ -32,9 +32,6 @@ def main():
     if profile:
         print('gpu_types:')
         print(f'  - {{name: cpu, profile: {profile}}}')
-    if profile:
-        print('gpu_types:')
-        print(f'  - {{name: cpu, profile: {profile}}}')
     print('nodes:')
     for i, c in enumerate(counts):
         host = over.get(str(i), hosts[i])
