@@ -206,3 +206,45 @@ TEST(Topology, BadInputIsOneLineWithFileLineAndField) {
 }
 
 } // namespace
+
+// Figures measured by frenzy-calibrate --cluster: a measured pair is used
+// without the efficiency factor and, where it has times by size, at the
+// time of the message's size (linear between sizes, from the latency below
+// the first, at the bandwidth beyond the last); an all-reduce measured
+// across exactly the ring's nodes replaces the ring's slowest link.
+TEST(Topology, MeasuredPairsAndAllReduces) {
+  auto spec = read(
+      std::string(kNodes) +
+      "topology:\n"
+      "  racks:\n"
+      "    - {name: r, nodes: [a0, b0, a1, c0]}\n"
+      "  pairs:\n"
+      "    - {nodes: [a0, b0], bandwidth_gbps: 8, latency_us: 10, measured: "
+      "true, times: [{bytes: 1000, ms: 0.1}, {bytes: 2000, ms: 0.3}]}\n"
+      "    - {nodes: [a0, a1], bandwidth_gbps: 8, latency_us: 10}\n"
+      "  allreduce:\n"
+      "    - nodes: [b0, a0]\n"
+      "      bandwidth_gbps: 4\n"
+      "      latency_us: 100\n"
+      "      measured: true\n");
+  ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
+  Topology t(*spec);
+  Link m = t.link(0, 1);
+  EXPECT_TRUE(m.measured);
+  ASSERT_TRUE(m.times);
+  EXPECT_NEAR(m.seconds(1500, 0.5), 0.2e-3, 1e-12);  // between the sizes
+  EXPECT_NEAR(m.seconds(500, 0.5), 10e-6 + 0.5 * (0.1e-3 - 10e-6), 1e-12);
+  EXPECT_NEAR(m.seconds(3000, 0.5), 0.3e-3 + 1000 / 1e9, 1e-12); // 8 Gb/s
+  // Nominal: the efficiency applies.
+  Link n = t.link(0, 2);
+  EXPECT_FALSE(n.measured);
+  EXPECT_NEAR(t.sendSeconds(0, 2, 1e6, 0.5), 1e6 / 0.5e9 + 10e-6, 1e-12);
+  // The measured all-reduce of {a0, b0}: bus 4 Gb/s, 100 us, no efficiency.
+  ASSERT_TRUE(t.measuredAllReduce({1, 0, 1}));
+  EXPECT_NEAR(t.ringAllReduceSeconds({0, 1}, 2, 1e6, 0.5), 1e6 / 0.5e9 + 100e-6,
+              1e-12);
+  // Other node sets: the ring over the links.
+  EXPECT_FALSE(t.measuredAllReduce({0, 2}));
+  EXPECT_NEAR(t.ringAllReduceSeconds({0, 2}, 2, 1e6, 0.5),
+              1e6 / (1e9 * 0.5) + 10e-6, 1e-12);
+}

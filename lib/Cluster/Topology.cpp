@@ -80,10 +80,47 @@ Topology::Topology(std::vector<std::string> nodeNames,
           rack[index[n]] = int(r);
     }
   }
+  auto timesOf = [](const std::vector<SizeSeconds> &times) {
+    return times.empty()
+               ? nullptr
+               : std::make_shared<const std::vector<SizeSeconds>>(times);
+  };
   for (const NodePairSpec &p : t.pairs)
-    if (index.count(p.a) && index.count(p.b))
-      pairs[pairKey(index[p.a], index[p.b])] =
-          fromFigure(p.link, LinkKind::Pair);
+    if (index.count(p.a) && index.count(p.b)) {
+      Link l = fromFigure(p.link, LinkKind::Pair);
+      l.measured = p.measured;
+      l.times = timesOf(p.times);
+      pairs[pairKey(index[p.a], index[p.b])] = l;
+    }
+  for (const AllReduceSpec &a : t.allReduces) {
+    std::vector<int> nodes;
+    for (const std::string &n : a.nodes)
+      if (index.count(n))
+        nodes.push_back(index[n]);
+    std::sort(nodes.begin(), nodes.end());
+    Link l = fromFigure(a.bus, LinkKind::Pair);
+    l.measured = a.measured;
+    l.times = timesOf(a.times);
+    allReduces.emplace_back(std::move(nodes), l);
+  }
+}
+
+double Link::seconds(double bytes, double eff, double factor) const {
+  double rate = bytesPerSecond * efficiency(eff);
+  if (!times || times->empty())
+    return factor * bytes / rate + latencySeconds;
+  const std::vector<SizeSeconds> &t = *times;
+  // Linear between the measured sizes; below the first, from the latency;
+  // beyond the last, its time plus the rest at the fitted bandwidth.
+  if (bytes <= t.front().bytes)
+    return latencySeconds +
+           (t.front().seconds - latencySeconds) * bytes / t.front().bytes;
+  for (size_t i = 1; i < t.size(); ++i)
+    if (bytes <= t[i].bytes) {
+      double f = (bytes - t[i - 1].bytes) / (t[i].bytes - t[i - 1].bytes);
+      return t[i - 1].seconds + f * (t[i].seconds - t[i - 1].seconds);
+    }
+  return t.back().seconds + factor * (bytes - t.back().bytes) / rate;
 }
 
 Link Topology::link(int a, int b) const {
@@ -107,8 +144,7 @@ Link Topology::link(int a, int b) const {
 
 double Topology::sendSeconds(int a, int b, double bytes,
                              double efficiency) const {
-  Link l = link(a, b);
-  return bytes / (l.bytesPerSecond * efficiency) + l.latencySeconds;
+  return link(a, b).seconds(bytes, efficiency);
 }
 
 std::vector<int> Topology::placementOrder(llvm::ArrayRef<int> nodes) const {
@@ -181,10 +217,27 @@ double Topology::ringAllReduceSeconds(llvm::ArrayRef<int> nodes,
                                       double efficiency) const {
   if (members <= 1 || nodes.empty())
     return 0;
-  Link l = ringBottleneck(nodes);
+  const Link *measured = measuredAllReduce(nodes);
+  Link l = measured ? *measured : ringBottleneck(nodes);
   double P = double(members);
-  return 2.0 * (P - 1) / P * bytes / (l.bytesPerSecond * efficiency) +
+  // A measured all-reduce's times are by buffer bytes already.
+  if (measured && measured->times)
+    return l.seconds(bytes, efficiency, 2.0 * (P - 1) / P);
+  return 2.0 * (P - 1) / P * bytes /
+             (l.bytesPerSecond * l.efficiency(efficiency)) +
          l.latencySeconds;
+}
+
+const Link *Topology::measuredAllReduce(llvm::ArrayRef<int> nodes) const {
+  if (allReduces.empty())
+    return nullptr;
+  std::vector<int> set(nodes.begin(), nodes.end());
+  std::sort(set.begin(), set.end());
+  set.erase(std::unique(set.begin(), set.end()), set.end());
+  for (const auto &[members, l] : allReduces)
+    if (members == set)
+      return &l;
+  return nullptr;
 }
 
 Link Topology::fastestBetween(llvm::ArrayRef<int> nodes) const {
@@ -246,9 +299,18 @@ std::string Topology::summary() const {
     if (t.interZone)
       figure("inter-zone", *t.interZone);
   }
-  if (!t.pairs.empty())
+  if (!t.pairs.empty()) {
+    int measured = int(llvm::count_if(
+        t.pairs, [](const NodePairSpec &p) { return p.measured; }));
     s += llvm::formatv("{0}{1} node-pair link(s)", s.empty() ? "" : ", ",
                        t.pairs.size())
+             .str();
+    if (measured)
+      s += llvm::formatv(" ({0} measured)", measured).str();
+  }
+  if (!t.allReduces.empty())
+    s += llvm::formatv("{0}{1} all-reduce(s) across nodes", s.empty() ? "" : ", ",
+                       t.allReduces.size())
              .str();
   return s;
 }

@@ -8,6 +8,9 @@
 #include "TopologyYaml.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <algorithm>
 
 using namespace frenzy;
 using llvm::StringRef;
@@ -53,11 +56,22 @@ template <> struct llvm::yaml::ScalarTraits<NodeRef> {
     auto *s = static_cast<TopologyReadState *>(ctx);
     if (!s)
       return {};
-    std::string field = s->inPair ? "pairs.nodes" : "racks.nodes";
+    std::string field = s->inPair        ? "pairs.nodes"
+                        : s->inAllReduce ? "allreduce.nodes"
+                                         : "racks.nodes";
     if (!llvm::is_contained(s->nodes, n.name)) {
       s->message = field + ": unknown node '" + n.name +
                    "'; the file's nodes are: " + nodeList(*s);
       return s->message;
+    }
+    if (s->inAllReduce) {
+      if (llvm::is_contained(s->group, n.name)) {
+        s->message = field + ": node '" + n.name +
+                     "' is listed twice; an all-reduce names each node once";
+        return s->message;
+      }
+      s->group.push_back(n.name);
+      return {};
     }
     if (s->inPair) {
       s->pair.push_back(n.name);
@@ -162,6 +176,32 @@ template <> struct llvm::yaml::MappingTraits<RackSpec> {
 };
 LLVM_YAML_IS_SEQUENCE_VECTOR(RackSpec)
 
+/// One `times:` entry: {bytes: B, ms: T}, both positive.
+template <> struct llvm::yaml::MappingTraits<SizeSeconds> {
+  static void mapping(IO &io, SizeSeconds &t) {
+    double ms = 0;
+    io.mapRequired("bytes", t.bytes);
+    io.mapRequired("ms", ms);
+    t.seconds = ms * 1e-3;
+  }
+  static std::string validate(IO &, SizeSeconds &t) {
+    if (!(t.bytes > 0) || !(t.seconds > 0))
+      return "times: bytes and ms must be positive numbers";
+    return "";
+  }
+};
+LLVM_YAML_IS_SEQUENCE_VECTOR(SizeSeconds)
+
+/// `times:` ascending by bytes, each size once.
+static std::string timesOrder(const std::vector<SizeSeconds> &t) {
+  for (size_t i = 1; i < t.size(); ++i)
+    if (!(t[i].bytes > t[i - 1].bytes))
+      return "times: list the sizes ascending, each once (" +
+             std::to_string(int64_t(t[i].bytes)) + " bytes after " +
+             std::to_string(int64_t(t[i - 1].bytes)) + ")";
+  return "";
+}
+
 template <> struct llvm::yaml::MappingTraits<NodePairSpec> {
   static void mapping(IO &io, NodePairSpec &p) {
     auto *s = static_cast<TopologyReadState *>(io.getContext());
@@ -179,6 +219,8 @@ template <> struct llvm::yaml::MappingTraits<NodePairSpec> {
     Micros lat{10};
     io.mapRequired("bandwidth_gbps", bw);
     io.mapOptional("latency_us", lat);
+    io.mapOptional("measured", p.measured);
+    io.mapOptional("times", p.times);
     p.link = {bw.value, lat.value};
     if (s)
       s->inPair = false;
@@ -186,10 +228,48 @@ template <> struct llvm::yaml::MappingTraits<NodePairSpec> {
   static std::string validate(IO &, NodePairSpec &p) {
     if (p.a.empty())
       return "pairs.nodes: name exactly two nodes, e.g. [a0, b0]";
-    return "";
+    std::string order = timesOrder(p.times);
+    return order.empty() ? "" : "pairs." + order;
   }
 };
 LLVM_YAML_IS_SEQUENCE_VECTOR(NodePairSpec)
+
+template <> struct llvm::yaml::MappingTraits<AllReduceSpec> {
+  static void mapping(IO &io, AllReduceSpec &a) {
+    auto *s = static_cast<TopologyReadState *>(io.getContext());
+    if (s) {
+      s->inAllReduce = true;
+      s->group.clear();
+    }
+    std::vector<NodeRef> nodes;
+    io.mapRequired("nodes", nodes);
+    for (const NodeRef &n : nodes)
+      a.nodes.push_back(n.name);
+    if (s)
+      s->inAllReduce = false;
+    Gbps bw;
+    Micros lat{10};
+    io.mapRequired("bandwidth_gbps", bw);
+    io.mapOptional("latency_us", lat);
+    io.mapOptional("measured", a.measured);
+    io.mapOptional("times", a.times);
+    a.bus = {bw.value, lat.value};
+  }
+  static std::string validate(IO &io, AllReduceSpec &a) {
+    if (a.nodes.size() < 2)
+      return "allreduce.nodes: an all-reduce across nodes names at least "
+             "two nodes, e.g. [n0, n1]";
+    auto *s = static_cast<TopologyReadState *>(io.getContext());
+    std::vector<std::string> key = a.nodes;
+    std::sort(key.begin(), key.end());
+    if (s && !s->groups.insert(key).second)
+      return "allreduce.nodes: the node set " + llvm::join(key, ", ") +
+             " is listed twice; keep one entry";
+    std::string order = timesOrder(a.times);
+    return order.empty() ? "" : "allreduce." + order;
+  }
+};
+LLVM_YAML_IS_SEQUENCE_VECTOR(AllReduceSpec)
 
 namespace {
 struct Links {
@@ -215,6 +295,7 @@ void llvm::yaml::MappingTraits<TopologySpec>::mapping(IO &io,
   t.interZone = links.interZone;
   io.mapOptional("racks", t.racks);
   io.mapOptional("pairs", t.pairs);
+  io.mapOptional("allreduce", t.allReduces);
 }
 
 std::string llvm::yaml::MappingTraits<TopologySpec>::validate(IO &io,
@@ -232,6 +313,9 @@ std::string llvm::yaml::MappingTraits<TopologySpec>::validate(IO &io,
   if (t.intraRack || t.interRack || t.interZone)
     return "links: link kinds need racks; group the nodes under racks: "
            "(or give the pairs)";
+  // Measured all-reduces alone leave the node pairs to the network figure.
+  if (t.pairs.empty() && !t.allReduces.empty())
+    return "";
   // No racks: the pairs are the whole network, so every pair is needed.
   for (size_t i = 0; i < s->nodes.size(); ++i)
     for (size_t j = i + 1; j < s->nodes.size(); ++j) {

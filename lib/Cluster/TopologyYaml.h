@@ -3,7 +3,8 @@
 // Internal to lib/Cluster: ClusterSpec.cpp maps `topology:` with these
 // traits. The read state carries the file's node names (read before the
 // topology) and which rack or pair a node name belongs to, so that an
-// unknown node, a node in two racks or a repeated pair is reported at the
+// unknown node, a node in two racks, a repeated pair or a node listed twice
+// in one all-reduce is reported at the
 // line of the offending name.
 //
 //===----------------------------------------------------------------------===//
@@ -26,6 +27,9 @@ struct TopologyReadState {
   bool inPair = false;
   std::vector<std::string> pair;          // names read of the current pair
   std::set<std::pair<std::string, std::string>> pairs; // seen, sorted
+  bool inAllReduce = false;
+  std::vector<std::string> group;         // names read of the all-reduce
+  std::set<std::vector<std::string>> groups; // all-reduce node sets, sorted
   std::string message;                    // storage for a scalar's error
 };
 

@@ -49,6 +49,13 @@ Totals totals(const PartitionPlan &plan, const ClusterSpec &cluster,
   return t;
 }
 
+/// A link's rate in Gb/s, four significant digits (a measured 0.94 Gb/s
+/// link must not print as 1).
+std::string gbps(const Link &l) {
+  return llvm::formatv("{0}", llvm::format("%.4g", l.bytesPerSecond * 8 / 1e9))
+      .str();
+}
+
 } // namespace
 
 void frenzy::printPlanReport(const PartitionPlan &plan,
@@ -96,9 +103,12 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
       // The link activations and gradients cross to the next stage.
       if (s + 1 < pipe.stages.size() && pipe.stages[s + 1].node != st.node) {
         Link l = topology.link(st.node, pipe.stages[s + 1].node);
-        os << llvm::formatv("  -> {0} over {1} {2:f0} Gb/s",
+        os << llvm::formatv("  -> {0} over {1} {2} Gb/s{3}, {4:f3} ms per "
+                            "transfer",
                             cluster.nodes[pipe.stages[s + 1].node].name,
-                            linkKindName(l.kind), l.bytesPerSecond * 8 / 1e9);
+                            linkKindName(l.kind), gbps(l),
+                            l.measured ? " measured" : "",
+                            st.transferSeconds * 1e3);
       }
       os << "\n";
     }
@@ -125,9 +135,15 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
     std::sort(nodes.begin(), nodes.end());
     Link l = topology.ringBottleneck(nodes);
     os << llvm::formatv("gradient all-reduce: ring of {0} pipelines on {1} "
-                        "node(s), slowest link {2} {3:f0} Gb/s\n",
+                        "node(s), slowest link {2} {3} Gb/s{4}",
                         plan.pipelines.size(), nodes.size(),
-                        linkKindName(l.kind), l.bytesPerSecond * 8 / 1e9);
+                        linkKindName(l.kind), gbps(l),
+                        l.measured ? " measured" : "");
+    if (const Link *m = topology.measuredAllReduce(nodes))
+      os << llvm::formatv(", all-reduce measured across them {0} Gb/s bus "
+                          "{1:f0} us",
+                          gbps(*m), m->latencySeconds * 1e6);
+    os << llvm::formatv(": {0:f3} ms\n", plan.allReduceSeconds * 1e3);
   }
   // CPU ranks reach tens of GFLOPS: in TFLOPS the peak would print as 0.
   if (t.clusterTflops < 1.0)

@@ -12,12 +12,14 @@
 #include "TimelinePlayer.h"
 
 #include "frenzy/Cluster/DeviceProfile.h"
+#include "frenzy/Cluster/Topology.h"
 #include "plan/KernelCost.h"
 #include "plan/PlanPrograms.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -31,7 +33,11 @@ using timeline::Op;
 
 class Simulator {
 public:
-  Simulator(const plan::Plan &p, const ClusterSpec &c) : plan(p), cluster(c) {}
+  Simulator(const plan::Plan &p, const ClusterSpec &c)
+      : plan(p), cluster(c), topo(c) {
+    for (size_t i = 0; i < c.nodes.size(); ++i)
+      nodeIndex[c.nodes[i].name] = int(i);
+  }
 
   PredictedTimeline run() {
     if (plan.ranks_size() <= 1 || plan.stages_size() == 0)
@@ -96,6 +102,19 @@ private:
     for (const ClusterNode &n : cluster.nodes)
       if (n.name == a.node())
         node = &n;
+    if (!sameNode)
+      if (std::optional<Link> m = measuredLink(a.node(), b.node())) {
+        // frenzy-calibrate --links measured this pair: as achieved, no
+        // efficiency; small all-reduces (the norm's) at the pair's own
+        // measured all-reduce latency where there is one.
+        LinkProfile l;
+        l.bandwidth = l.reduceBandwidth = m->bytesPerSecond;
+        l.latency = l.reduceLatency = m->latencySeconds;
+        if (const Link *ar = topo.measuredAllReduce(
+                {nodeIndex[a.node()], nodeIndex[b.node()]}))
+          l.reduceLatency = ar->latencySeconds;
+        return l;
+      }
     std::string kind = sameNode ? (node ? node->link : "shm") : "network";
     if (p.calibrated && (sameNode || p.links.count("network")))
       if (const LinkProfile *l = p.link(kind))
@@ -110,6 +129,42 @@ private:
     }
     l.reduceBandwidth = l.bandwidth;
     return l;
+  }
+
+  /// The topology's link between two nodes where frenzy-calibrate
+  /// measured it (a measured node pair), else null.
+  std::optional<Link> measuredLink(const std::string &a,
+                                   const std::string &b) {
+    auto ia = nodeIndex.find(a), ib = nodeIndex.find(b);
+    if (ia == nodeIndex.end() || ib == nodeIndex.end())
+      return std::nullopt;
+    Link l = topo.link(ia->second, ib->second);
+    if (!l.measured)
+      return std::nullopt;
+    return l;
+  }
+
+  /// A DP all-reduce of `bytes` among `members` that spans nodes whose
+  /// links (or whose all-reduce) frenzy-calibrate measured: the topology's
+  /// ring (2(P-1)/P x bytes over the measured bus bandwidth, plus its
+  /// latency); < 0 otherwise.
+  double measuredAllReduce(
+      double bytes, const google::protobuf::RepeatedField<int32_t> &members) {
+    std::vector<int> nodes;
+    for (int32_t m : members) {
+      if (m < 0 || m >= plan.ranks_size())
+        return -1;
+      auto it = nodeIndex.find(plan.ranks(m).node());
+      if (it == nodeIndex.end())
+        return -1;
+      nodes.push_back(it->second);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    if (nodes.size() < 2 ||
+        !(topo.measuredAllReduce(nodes) || topo.ringBottleneck(nodes).measured))
+      return -1;
+    return topo.ringAllReduceSeconds(nodes, members.size(), bytes, 1.0);
   }
 
   double memorySeconds(const DeviceProfile &p, double bytes) {
@@ -260,6 +315,11 @@ private:
         // Sending copies the tensor and posts it; receiving moves it.
         o.seconds = send ? bytes / p.copyBandwidth + l.latency
                          : l.latency + bytes / l.bandwidth;
+        // A measured pair's time at this size (frenzy-calibrate --cluster).
+        if (!send)
+          if (std::optional<Link> m =
+                  measuredLink(r.node(), plan.ranks(a.peer()).node()))
+            o.seconds = m->seconds(bytes, 1.0);
         o.waitName = "wait " + name;
         ops.push_back(o);
         break;
@@ -292,8 +352,11 @@ private:
           o.cat = "comm";
           o.key = "dp" + std::to_string(g);
           o.members = grp.ranks_size();
+          double across = measuredAllReduce(bytes, grp.ranks());
           o.seconds = sharedAllReduce(p, bytes, grp.ranks(),
-                                      l.allReduceSeconds(bytes, n));
+                                      across >= 0
+                                          ? across
+                                          : l.allReduceSeconds(bytes, n));
           ops.push_back(compute("dp copy in", "compute",
                                 memorySeconds(p, 2 * bytes) +
                                     nodeSum(o, p, bytes, grp.ranks()),
@@ -476,6 +539,8 @@ private:
 
   const plan::Plan &plan;
   const ClusterSpec &cluster;
+  Topology topo;                           // measured links, if any
+  std::map<std::string, int> nodeIndex;    // cluster node name -> index
   std::map<std::string, DeviceProfile> profiles;
   std::vector<std::vector<Op>> rankOps;
   std::vector<std::string> cores;          // coreOfRanks(), once

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # netns_cluster.sh - emulated nodes on one machine: network namespaces joined through a bridge, tc-shaped links.
 #
-#   netns_cluster.sh [--rates=R0,R1,...] [--delay=MS] N -- COMMAND [ARGS...]
+#   netns_cluster.sh [--rates=R0,R1,...] [--delay=MS] [--burst=BYTES] N -- COMMAND [ARGS...]
 #
 # Creates N nodes, runs COMMAND in the root namespace with the cluster
 # described in its environment, and removes everything when COMMAND ends,
@@ -21,6 +21,11 @@
 # Each node's link is shaped in both directions with tbf at its rate
 # (--rates, one per node, the last repeated; default 1gbit); --delay adds
 # netem delay where the kernel has sch_netem, and says so where it has not.
+# --burst sets tbf's bucket (default or `auto`: 10 ms of the rate, at least
+# 64 KiB; `Nms`: N ms of the rate, same floor; or bytes): a
+# bucket lets a message smaller than it through at the unshaped rate after
+# an idle spell, which a real link of that rate never does; the network
+# model's bench uses 1ms (bench/netns_network_model.sh).
 #
 # COMMAND sees:
 #   NETNS_CLUSTER_DIR  state directory; hosts/<address> names each node
@@ -37,17 +42,19 @@ set -euo pipefail
 
 rates="1gbit"
 delay=""
+burst=""
 while [[ $# -gt 0 && $1 == --* ]]; do
   case "$1" in
     --rates=*) rates="${1#--rates=}" ;;
     --delay=*) delay="${1#--delay=}" ;;
+    --burst=*) burst="${1#--burst=}" ;;
     --) break ;;
     *) echo "netns_cluster: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 if [[ $# -lt 3 || $2 != -- || ! $1 =~ ^[0-9]+$ || $1 -lt 1 || $1 -gt 200 ]]; then
-  echo "usage: netns_cluster.sh [--rates=R0,R1,...] [--delay=MS] N -- COMMAND [ARGS...] (N: 1 to 200)" >&2
+  echo "usage: netns_cluster.sh [--rates=R0,R1,...] [--delay=MS] [--burst=BYTES] N -- COMMAND [ARGS...] (N: 1 to 200)" >&2
   exit 2
 fi
 n=$1
@@ -119,8 +126,15 @@ ip -n "$sw" link set "fz${X}hb" master br0 up
 
 # tbf's bucket must hold at least one timer tick of traffic at the rate, or
 # the link runs below it: 10 ms of the rate, no less than 64 KiB.
+# --burst=Nms: N ms of the rate (same floor); --burst=BYTES as tc reads it.
 burst_of() {
-  local r=$1 bits
+  local r=$1 bits ms=10
+  if [[ $burst =~ ^([0-9]+)ms$ ]]; then
+    ms=${BASH_REMATCH[1]}
+  elif [[ -n $burst && $burst != auto ]]; then
+    echo "$burst"
+    return
+  fi
   bits=$(python3 - "$r" <<'EOF'
 import re, sys
 m = re.fullmatch(r'([0-9.]+)([kmg]?)bit', sys.argv[1].lower())
@@ -129,7 +143,7 @@ if not m:
 print(int(float(m.group(1)) * {'': 1, 'k': 1e3, 'm': 1e6, 'g': 1e9}[m.group(2)]))
 EOF
   ) || { echo "netns_cluster: rate '$r' is not like 1gbit, 500mbit or 100kbit" >&2; return 1; }
-  local b=$((bits / 8 / 100))
+  local b=$((bits / 8 * ms / 1000))
   echo $((b < 65536 ? 65536 : b))
 }
 
@@ -145,13 +159,13 @@ if [[ -n $delay ]]; then
 fi
 # shape DEV-IN-NS NS RATE: tbf at RATE, under netem's delay when there is one.
 shape() {
-  local ns=$1 dev=$2 rate=$3 burst
-  burst=$(burst_of "$rate")
+  local ns=$1 dev=$2 rate=$3 bucket
+  bucket=$(burst_of "$rate")
   if [[ -n $netem_ok ]]; then
     ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: netem delay "${delay}ms"
-    ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst "$burst" latency 50ms
+    ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst "$bucket" latency 50ms
   else
-    ip netns exec "$ns" tc qdisc add dev "$dev" root tbf rate "$rate" burst "$burst" latency 50ms
+    ip netns exec "$ns" tc qdisc add dev "$dev" root tbf rate "$rate" burst "$bucket" latency 50ms
   fi
 }
 

@@ -6,13 +6,19 @@
 // tensor; LinkBench: point-to-point and all-reduce latency and bandwidth
 // between two MPI ranks of this machine), and writes them as a device
 // profile (YAML, lib/Cluster/DeviceProfile.cpp reads it) that a cluster
-// file's GPU type names with `profile: FILE`. Links no MLIR.
+// file's GPU type names with `profile: FILE`. With --cluster, the links
+// between a cluster's nodes instead (LinkCalibration.h), into a copy of the
+// cluster file. Links no MLIR.
 //
 //===----------------------------------------------------------------------===//
 #include "MpiComm.h"
 #include "KernelBench.h"
 #include "SharedBench.h"
 #include "ContentionBench.h"
+#ifdef FRENZY_CALIBRATE_LINKS
+#include "LinkCalibration.h"
+#include "ProbeBack.h"
+#endif
 
 #include "Tensor.h"
 
@@ -42,17 +48,40 @@ namespace {
 const char *kUsage =
     "usage: frenzy-calibrate -o PROFILE.yaml [--gpu-type=NAME] "
     "[--plan=REF.bin]... [--quick] [--force]\n"
+    "       frenzy-calibrate --cluster=C.yaml [-o C.links.yaml] "
+    "[--launch-agent=CMD] [--launch-timeout=SECONDS] [--sizes=8,64K,1M,...] "
+    "[--rounds=N] [--quick] [--force]\n"
     "Measures this device (one CPU thread for the CPU backend) and two MPI "
     "ranks on this machine, and writes a device profile for a cluster file's "
     "GPU type (profile: PROFILE.yaml). With --plan (one-rank plans, e.g. of "
     "two micro-batch sizes), the contraction rates and a rate per kernel kind "
-    "and size come from timing their steps instruction by instruction.\n";
+    "and size come from timing their steps instruction by instruction.\n"
+    "With --cluster (nodes with host:), measures the links between the "
+    "nodes (one rank per node, started as frenzy-launch starts a plan's) and "
+    "writes a copy of the cluster file with them in its topology "
+    "(docs/multinode.md).\n";
 
 struct Options {
   std::string out, gpuType = "cpu", linksOut, sharedOut;
   std::vector<std::string> plans;
   bool quick = false, force = false;
+  // Links between nodes (--cluster; LinkCalibration.h).
+  std::string cluster, launchAgent, sizes, probe;
+  int64_t launchTimeout = 60, rounds = 0;
+  bool networkRank = false;
 };
+
+/// A whole number in [lo, hi] from option `name`'s text, or one error line.
+int64_t wholeNumber(const std::string &name, const std::string &text,
+                    int64_t lo, int64_t hi) {
+  char *end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || v < lo || v > hi)
+    throw rt::RuntimeError(name + ": must be a whole number from " +
+                           std::to_string(lo) + " to " + std::to_string(hi) +
+                           ", got '" + text + "'");
+  return v;
+}
 
 struct Link {
   double latency = 0, bandwidth = 0, reduceLatency = 0, reduceBandwidth = 0;
@@ -361,6 +390,20 @@ Options parse(int argc, char **argv) {
       o.sharedOut = a.substr(14);
     else if (a.rfind("--plan=", 0) == 0)
       o.plans.push_back(a.substr(7));
+    else if (a.rfind("--cluster=", 0) == 0)
+      o.cluster = a.substr(10);
+    else if (a.rfind("--launch-agent=", 0) == 0)
+      o.launchAgent = a.substr(15);
+    else if (a.rfind("--launch-timeout=", 0) == 0)
+      o.launchTimeout = wholeNumber("--launch-timeout", a.substr(17), 1, 86400);
+    else if (a.rfind("--sizes=", 0) == 0)
+      o.sizes = a.substr(8);
+    else if (a.rfind("--rounds=", 0) == 0)
+      o.rounds = wholeNumber("--rounds", a.substr(9), 1, 10000);
+    else if (a == "--network-rank")
+      o.networkRank = true;
+    else if (a.rfind("--launch-probe=", 0) == 0)
+      o.probe = a.substr(15);
     else if (a == "--quick")
       o.quick = true;
     else if (a == "--force")
@@ -372,7 +415,8 @@ Options parse(int argc, char **argv) {
       throw rt::RuntimeError("unknown argument '" + a +
                              "' (frenzy-calibrate --help lists the options)");
   }
-  if (o.linksOut.empty() && o.sharedOut.empty() && o.out.empty())
+  if (o.linksOut.empty() && o.sharedOut.empty() && o.out.empty() &&
+      o.cluster.empty() && o.probe.empty())
     throw rt::RuntimeError("no output file (-o PROFILE.yaml; frenzy-calibrate "
                            "--help lists the options)");
   if (o.gpuType.empty())
@@ -380,11 +424,38 @@ Options parse(int argc, char **argv) {
   return o;
 }
 
+/// --cluster: the links between the cluster file's nodes.
+int links(const Options &o) {
+#ifdef FRENZY_CALIBRATE_LINKS
+  LinkOptions l;
+  l.cluster = o.cluster;
+  l.out = o.out;
+  l.force = o.force;
+  l.launchAgent = o.launchAgent;
+  l.launchTimeout = o.launchTimeout;
+  l.net.sizes = parseSizes(!o.sizes.empty() ? o.sizes
+                           : o.quick        ? "8,64K,1M,4M"
+                                            : "8,64K,256K,1M,4M,16M");
+  l.net.rounds = int(o.rounds > 0 ? o.rounds : o.quick ? 3 : 10);
+  return o.networkRank ? networkRank(l) : calibrateLinks(l);
+#else
+  throw rt::RuntimeError("--cluster: this frenzy-calibrate was built without "
+                         "the cluster file reader (a runtime-only build); "
+                         "use the one of the full build (docs/runtime.md)");
+#endif
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   try {
     Options o = parse(argc, argv);
+#ifdef FRENZY_CALIBRATE_LINKS
+    if (!o.probe.empty()) // a node answering the host launcher
+      return rt::probeBack(o.probe);
+#endif
+    if (!o.cluster.empty())
+      return links(o);
     openblas_set_num_threads(1); // the CPU backend's ranks run one thread
     if (!o.linksOut.empty())
       return measureLinks(o.linksOut, o.quick);

@@ -358,8 +358,9 @@ int launchOnHosts(const Options &o, const plan::Plan &p) {
   std::map<std::string, int> perNode;
   for (const plan::Rank &r : p.ranks())
     ++perNode[r.node()];
-  std::printf("frenzy-launch: starting %d ranks on %zu nodes (", p.ranks_size(),
-              perNode.size());
+  // frenzy-calibrate --cluster starts its ranks here too: its own name.
+  std::printf("%s: starting %d ranks on %zu nodes (",
+              program_invocation_short_name, p.ranks_size(), perNode.size());
   bool first = true;
   for (const plan::NodeHost &node : p.nodes())
     if (perNode.count(node.name())) {

@@ -17,6 +17,8 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <memory>
+
 namespace frenzy {
 
 enum class LinkKind { IntraNode, Network, IntraRack, InterRack, InterZone, Pair };
@@ -26,6 +28,17 @@ struct Link {
   double bytesPerSecond = 0; // one direction, at the link's nominal rate
   double latencySeconds = 0; // per message
   LinkKind kind = LinkKind::Network;
+  /// An achieved rate (frenzy-calibrate): used as it is, where nominal
+  /// figures are multiplied by the cost model's efficiency.
+  bool measured = false;
+  /// `efficiency` for a nominal link, 1 for a measured one.
+  double efficiency(double nominal) const { return measured ? 1.0 : nominal; }
+  /// Measured seconds by message size (the topology's `times:`), or null:
+  /// then latency + bytes / bandwidth. Shared: Links are copied freely.
+  std::shared_ptr<const std::vector<SizeSeconds>> times;
+  /// Seconds of one message of `bytes` (an all-reduce's: `factor` x bytes
+  /// on the wire per byte of buffer), `efficiency` for a nominal link.
+  double seconds(double bytes, double efficiency, double factor = 1) const;
 };
 
 class Topology {
@@ -42,7 +55,8 @@ public:
   double bandwidth(int a, int b) const { return link(a, b).bytesPerSecond; }
   double latency(int a, int b) const { return link(a, b).latencySeconds; }
 
-  /// One message of `bytes` from a to b, at `efficiency` of the bandwidth.
+  /// One message of `bytes` from a to b, at `efficiency` of the bandwidth
+  /// (the measured time at that size where the pair has `times:`).
   double sendSeconds(int a, int b, double bytes, double efficiency) const;
 
   /// The slowest link of the best ring through `nodes` (visited rack by
@@ -55,8 +69,14 @@ public:
   /// messages where latency matters NCCL switches to tree and low-latency
   /// protocols; one latency keeps the figure the planner was calibrated
   /// with (docs/partitioner.md).
+  /// Where the topology has an all-reduce measured across exactly the
+  /// distinct nodes of `nodes` (frenzy-calibrate --links), its bus
+  /// bandwidth and latency take the place of the ring's slowest link.
   double ringAllReduceSeconds(llvm::ArrayRef<int> nodes, int64_t members,
                               double bytes, double efficiency) const;
+  /// The measured all-reduce across exactly the distinct nodes of `nodes`
+  /// (bus bandwidth and latency, kind Pair), or null.
+  const Link *measuredAllReduce(llvm::ArrayRef<int> nodes) const;
 
   /// `nodes` ordered zone by zone and rack by rack (first appearance in
   /// the file), file order within a rack: drawing stage groups in this
@@ -85,6 +105,7 @@ private:
   std::vector<int> rack;                 // per node
   std::vector<int> zone;                 // per rack
   llvm::DenseMap<uint64_t, Link> pairs;  // key: min * 2^32 + max
+  std::vector<std::pair<std::vector<int>, Link>> allReduces; // sorted nodes
 };
 
 } // namespace frenzy

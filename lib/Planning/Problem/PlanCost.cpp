@@ -162,9 +162,10 @@ double PlanCost::stageSeconds(int device, int node, int64_t tp, int64_t first,
                            : topo.link(node, node);
   double transfer = 0;
   if (!head)
-    transfer = hidden / (link.bytesPerSecond * p.networkEfficiency) +
-               (link.kind == LinkKind::IntraNode ? p.networkLatency
-                                                 : link.latencySeconds);
+    transfer = link.kind == LinkKind::IntraNode
+                   ? hidden / (link.bytesPerSecond * p.networkEfficiency) +
+                         p.networkLatency
+                   : link.seconds(hidden, p.networkEfficiency);
   if (parts) {
     parts->forward = fwd;
     parts->transfer = transfer;
@@ -261,7 +262,9 @@ double PlanCost::allReduceSeconds(int64_t pipelines, int64_t prm,
   double gradBytes = double(prm) * double(p.model.gradientBytesPerParam);
   double latency =
       crossNodes ? everyNodeRing.latencySeconds : p.collectiveLatency;
-  return 2.0 * (P - 1) / P * gradBytes / (bw * p.networkEfficiency) + latency;
+  double eff = crossNodes ? everyNodeRing.efficiency(p.networkEfficiency)
+                          : p.networkEfficiency;
+  return 2.0 * (P - 1) / P * gradBytes / (bw * eff) + latency;
 }
 
 double PlanCost::allReduceSeconds(int64_t pipelines, int64_t prm,
