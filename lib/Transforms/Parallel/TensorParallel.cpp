@@ -12,9 +12,11 @@
 //    follows it and the result is replicated again;
 //  - a split spreads through bias adds (the bias is split too),
 //    elementwise ops, transposes, reshapes that keep the split dim outermost
-//    (hidden -> heads x head dim), attention over heads, and a split along
-//    the split dim (the fused QKV weight: each of the k outputs takes its
-//    share, so the weight is split in k blocks);
+//    (hidden -> heads x head dim), attention over heads, and a cut of a
+//    column-parallel output into k equal parts along the split dim, by one
+//    Split or by k Slices (a fused QKV or gate/up weight: each part is
+//    split on its own, so the weight is split in k blocks and each Slice
+//    takes its part's local share);
 //  - anything else reading a split value is an error naming the op.
 //
 // Split values get their local types (the split dim divided by the degree);
@@ -24,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
+#include "frenzy/Dialect/Frenzy/Transforms/TensorParallel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -79,17 +82,48 @@ ParamOp blockWeight(Value v, bool &transposed) {
   return p && rankOf(p.getResult()) == 2 && p.getTrainable() ? p : ParamOp();
 }
 
-/// k when `v` (through one bias add) is split into k parts along its last
-/// dim: the fused QKV projection.
+/// The part of a fused projection's output that `sl` takes along `dim`
+/// (size `full`, `parts` equal parts): its index, or -1 when the slice is
+/// not exactly one whole part (stride 1).
+int64_t slicedPart(SliceOp sl, int64_t dim, int64_t full, int64_t parts) {
+  int64_t w = full / parts;
+  int64_t start = sl.getStarts()[dim], limit = sl.getLimits()[dim];
+  if (sl.getStrides()[dim] != 1 || limit - start != w || start % w)
+    return -1;
+  return start / w;
+}
+
+/// k when `v` (through one bias add) is cut into k equal parts along its
+/// last dim: the fused projection (QKV; gate and up). Torch exports the cut
+/// as one Split (`x.split(C, dim=-1)`) or as k Slices (`chunk`, or
+/// `x[..., a:b]`); the k Slices must take k equal whole parts between them.
 int64_t fusedParts(Value v) {
+  int64_t last = rankOf(v) - 1;
+  int64_t full = cast<RankedTensorType>(v.getType()).getDimSize(last);
   for (int hop = 0; hop < 2; ++hop) {
     Value next;
+    SmallVector<SliceOp> slices;
+    int64_t users = 0;
     for (Operation *user : v.getUsers()) {
+      ++users;
       if (auto s = dyn_cast<SplitOp>(user))
-        if (s.getAxis() == rankOf(v) - 1)
+        if (s.getAxis() == last)
           return int64_t(s.getNumResults());
+      if (auto sl = dyn_cast<SliceOp>(user))
+        slices.push_back(sl);
       if (isa<AddOp>(user) && v.hasOneUse())
         next = user->getResult(0);
+    }
+    if (!slices.empty() && int64_t(slices.size()) == users) {
+      // The parts' width is the first slice's; every slice must take one.
+      int64_t w = slices.front().getLimits()[last] -
+                  slices.front().getStarts()[last];
+      if (w <= 0 || w == full || full % w)
+        return 1;
+      for (SliceOp sl : slices)
+        if (slicedPart(sl, last, full, full / w) < 0)
+          return 1;
+      return full / w;
     }
     if (!next)
       return 1;
@@ -207,14 +241,39 @@ LogicalResult Rewriter::visit(Operation *op) {
     return fail(op, "a reshape that moves the split dim");
   }
   if (auto sl = dyn_cast<SliceOp>(op)) {
-    // Slicing another dim (RoPE's halves of the head dim) keeps the split;
-    // the split dim's limit becomes the local size.
     auto inT = cast<RankedTensorType>(sl.getInput().getType());
     int64_t full = inT.getDimSize(in.dim);
-    if (sl.getStarts()[in.dim] != 0 || sl.getLimits()[in.dim] != full ||
+    SmallVector<int64_t> starts(sl.getStarts()), limits(sl.getLimits());
+    if (in.blocks > 1) {
+      // One part of a fused projection's output: each rank holds its share
+      // of every part, side by side, so the part's local bounds are the
+      // global ones divided by the degree.
+      int64_t part = slicedPart(sl, in.dim, full, in.blocks);
+      if (part < 0)
+        return fail(op, "a slice that does not take one of the " +
+                            Twine(in.blocks) +
+                            " equal parts of the fused projection");
+      int64_t w = full / in.blocks;
+      if (w % T)
+        return fail(op, "a fused projection's part of size " + Twine(w) +
+                            " does not split " + Twine(T) + " ways");
+      starts[in.dim] = part * w / T;
+      limits[in.dim] = (part + 1) * w / T;
+      sl.setStarts(starts);
+      sl.setLimits(limits);
+      split[sl.getResult()] = {in.dim, 1};
+      return success();
+    }
+    // Slicing another dim (RoPE's halves of the head dim) keeps the split;
+    // the split dim's limit becomes the local size.
+    if (starts[in.dim] != 0 || limits[in.dim] != full ||
         sl.getStrides()[in.dim] != 1)
-      return fail(op, "a slice of the split dim");
-    SmallVector<int64_t> limits(sl.getLimits());
+      return fail(op, "a slice [" + Twine(starts[in.dim]) + ", " +
+                          Twine(limits[in.dim]) + ") of the split dim (size " +
+                          Twine(full) +
+                          "); Frenzy splits a projection's output sliced "
+                          "along it only into equal whole parts (a fused "
+                          "QKV or gate/up projection)");
     limits[in.dim] = full / T;
     sl.setLimits(limits);
     split[sl.getResult()] = in;
@@ -317,19 +376,53 @@ LogicalResult Rewriter::run(func::FuncOp func) {
   return retype(func);
 }
 
+/// Splits every function of `module` for TP `degree`.
+LogicalResult splitModule(ModuleOp module, int64_t degree) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (failed(Rewriter(degree).run(func)))
+      return failure();
+  module->setAttr("frenzy.tp_degree",
+                  OpBuilder(module).getI64IntegerAttr(degree));
+  return success();
+}
+
 struct FrenzyTensorParallelPass
     : frenzy::impl::FrenzyTensorParallelBase<FrenzyTensorParallelPass> {
   using FrenzyTensorParallelBase::FrenzyTensorParallelBase;
   void runOnOperation() override {
     if (degree <= 1)
       return;
-    ModuleOp module = getOperation();
-    for (auto func : module.getOps<func::FuncOp>())
-      if (failed(Rewriter(degree).run(func)))
-        return signalPassFailure();
-    module->setAttr("frenzy.tp_degree",
-                    OpBuilder(module).getI64IntegerAttr(degree));
+    if (failed(splitModule(getOperation(), degree)))
+      signalPassFailure();
   }
 };
 
 } // namespace
+
+std::string frenzy::tensorParallelRefusal(ModuleOp module, int64_t degree) {
+  if (degree <= 1)
+    return "";
+  std::string why;
+  ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && why.empty()) {
+      llvm::raw_string_ostream os(why);
+      // The importer's locations name the ONNX node; print them plainly.
+      if (auto name = dyn_cast<NameLoc>(d.getLocation()))
+        os << "node '" << name.getName().getValue() << "': ";
+      else if (auto file = dyn_cast<FileLineColLoc>(d.getLocation()))
+        os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+           << file.getColumn() << ": ";
+      // The degree is the caller's to say; keep the reason only.
+      std::string msg = d.str();
+      llvm::StringRef rest = msg;
+      if (rest.consume_front("tensor parallelism (degree "))
+        rest = rest.split("): ").second;
+      os << rest;
+    }
+    return success();
+  });
+  OwningOpRef<ModuleOp> copy = module.clone();
+  if (succeeded(splitModule(*copy, degree)))
+    return "";
+  return why.empty() ? "the split failed" : why;
+}
