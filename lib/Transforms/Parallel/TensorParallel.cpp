@@ -53,6 +53,9 @@ public:
 private:
   LogicalResult visit(Operation *op);
   LogicalResult matmul(MatMulOp op);
+  LogicalResult gemm(GemmOp op);
+  LogicalResult reshape(ReshapeOp op, Split in);
+  LogicalResult attention(AttentionOp op);
   LogicalResult elementwise(Operation *op);
   LogicalResult retype(func::FuncOp func);
   InFlightDiagnostic fail(Operation *op, const Twine &what) {
@@ -164,6 +167,154 @@ LogicalResult Rewriter::matmul(MatMulOp op) {
   return success();
 }
 
+/// ONNX Gemm (torch's Linear on 2-d input: nn.MultiheadAttention's
+/// out_proj): alpha * a * op(b) + beta * c with b a block weight. Row-
+/// parallel, c must be added once, after the sum: the gemm loses c and an
+/// add follows the tp_all_reduce.
+LogicalResult Rewriter::gemm(GemmOp op) {
+  bool transposed = false;
+  ParamOp w = blockWeight(op.getB(), transposed);
+  std::optional<Split> in = splitOf(op.getA());
+  if (!w || transposed || op.getTransA()) {
+    if (in || splitOf(op.getB()))
+      return fail(op, "a gemm of a split value by something other than a "
+                      "block weight");
+    return success();
+  }
+  bool transB = op.getTransB();
+  Value c = op.getC();
+  OpBuilder b(op);
+  if (!in) { // column-parallel; a bias c is split like the output
+    int64_t blocks = fusedParts(op.getResult());
+    shards[w] = {transB ? 0 : 1, blocks};
+    if (c) {
+      auto p = c.getDefiningOp<ParamOp>();
+      if (!p || rankOf(c) != 1)
+        return fail(op, "a column-parallel gemm whose c is not a bias "
+                        "parameter");
+      shards[p] = {0, blocks};
+    }
+    auto f = b.create<TPCopyOp>(op.getLoc(), op.getA());
+    f->setAttrs(op->getDiscardableAttrDictionary());
+    op.getAMutable().assign(f);
+    split[op.getResult()] = {1, blocks};
+    return success();
+  }
+  if (in->dim != 1 || in->blocks != 1)
+    return fail(op, "a gemm whose input is split on a dim other than the "
+                    "one it contracts");
+  shards[w] = {transB ? 1 : 0, 1};
+  if (c && !op.getBeta().isExactlyValue(1.0))
+    return fail(op, "a row-parallel gemm with beta != 1");
+  auto local = b.create<GemmOp>(op.getLoc(), TypeRange{op.getType()},
+                                ValueRange{op.getA(), op.getB()},
+                                op->getAttrs());
+  auto g = b.create<TPAllReduceOp>(op.getLoc(), local.getResult());
+  g->setAttrs(op->getDiscardableAttrDictionary());
+  Value result = g;
+  if (c) {
+    auto add = b.create<AddOp>(op.getLoc(), op.getType(), g, c);
+    add->setAttrs(op->getDiscardableAttrDictionary());
+    result = add;
+  }
+  op.getResult().replaceAllUsesWith(result);
+  op.erase();
+  return success();
+}
+
+/// A reshape keeps the split when one output dim holds the whole run of
+/// the degree's factor: the input, flat, is [P, blocks, T, n, S] (rank r
+/// holds [:, :, r, :, :]); an output dim j with the dims after it S' and
+/// n*S a multiple of S', and O[j]*S' a multiple of T*n*S, is then viewed
+/// as [blocks', T, n*S/S']. hidden -> [heads, head dim] and back keep
+/// blocks = 1; torch's [seq, batch, hidden] -> [seq, batch*heads, head dim]
+/// (nn.MultiheadAttention) gives blocks' = batch.
+LogicalResult Rewriter::reshape(ReshapeOp op, Split in) {
+  auto inT = cast<RankedTensorType>(op.getInput().getType());
+  auto outT = cast<RankedTensorType>(op.getType());
+  int64_t size = inT.getDimSize(in.dim);
+  if (size % (in.blocks * T))
+    return fail(op, "dim " + Twine(in.dim) + " of size " + Twine(size) +
+                        " does not split " + Twine(T) + " ways in " +
+                        Twine(in.blocks) + " blocks");
+  int64_t inner = 1; // n * S
+  for (int64_t i = in.dim + 1; i < inT.getRank(); ++i)
+    inner *= inT.getDimSize(i);
+  inner *= size / (in.blocks * T);
+  int64_t after = 1; // S'
+  for (int64_t j = outT.getRank() - 1; j >= 0; --j) {
+    int64_t span = outT.getDimSize(j) * after;
+    if (inner % after == 0 && span % (T * inner) == 0) {
+      split[op.getResult()] = {j, span / (T * inner)};
+      return success();
+    }
+    after = span;
+  }
+  auto shape = [](RankedTensorType t) {
+    std::string s;
+    for (int64_t d : t.getShape())
+      s += (s.empty() ? "" : "x") + std::to_string(d);
+    return s;
+  };
+  return fail(op, "a reshape from " + shape(inT) + " to " + shape(outT) +
+                      " that does not keep dim " + Twine(in.dim) + "'s " +
+                      Twine(T) + " shares whole (are the heads divisible by " +
+                      Twine(T) + "?)");
+}
+
+/// Attention over split heads. torch's nn.MultiheadAttention runs it on
+/// [batch*heads, T, D] (heads merged into dim 0, split in batch blocks; at
+/// batch 1 one block): it is wrapped in reshapes to [batch, heads, T, D],
+/// whose dropout decisions the runtime draws per (sample, global head), as
+/// it does for the rows of the unsplit [batch*heads, T, D].
+LogicalResult Rewriter::attention(AttentionOp at) {
+  int64_t r = rankOf(at.getQ());
+  int64_t heads = r - 3;
+  std::optional<Split> q = splitOf(at.getQ());
+  for (Value v : {at.getQ(), at.getK(), at.getV()})
+    if (!splitOf(v) || splitOf(v)->dim != heads ||
+        splitOf(v)->blocks != q->blocks)
+      return fail(at, "attention whose q, k and v are not split by heads");
+  if (r >= 4 && q->blocks == 1) {
+    split[at.getResult()] = {heads, 1};
+    at.setTpParts(T);
+    return success();
+  }
+  if (r != 3 || (at.getMask() && rankOf(at.getMask()) > 2))
+    return fail(at, "attention whose heads are merged with another dim");
+  int64_t batch = q->blocks;
+  OpBuilder b(at);
+  auto unmerge = [&](Value v) -> Value {
+    auto t = cast<RankedTensorType>(v.getType());
+    auto four = RankedTensorType::get(
+        {batch, t.getDimSize(0) / batch, t.getDimSize(1), t.getDimSize(2)},
+        t.getElementType());
+    auto rs = b.create<ReshapeOp>(at.getLoc(), four, v);
+    rs->setAttrs(at->getDiscardableAttrDictionary());
+    split[rs.getResult()] = {1, 1};
+    return rs;
+  };
+  Value q4 = unmerge(at.getQ()), k4 = unmerge(at.getK()),
+        v4 = unmerge(at.getV());
+  auto outT = cast<RankedTensorType>(at.getType());
+  auto out4 = RankedTensorType::get({batch, outT.getDimSize(0) / batch,
+                                     outT.getDimSize(1), outT.getDimSize(2)},
+                                    outT.getElementType());
+  SmallVector<Value> operands = {q4, k4, v4};
+  if (at.getMask())
+    operands.push_back(at.getMask());
+  auto at4 = b.create<AttentionOp>(at.getLoc(), TypeRange{out4}, operands,
+                                   at->getAttrs());
+  at4.setTpParts(T);
+  split[at4.getResult()] = {1, 1};
+  auto back = b.create<ReshapeOp>(at.getLoc(), outT, at4.getResult());
+  back->setAttrs(at->getDiscardableAttrDictionary());
+  split[back.getResult()] = {0, batch};
+  at.getResult().replaceAllUsesWith(back.getResult());
+  at.erase();
+  return success();
+}
+
 /// Binary elementwise ops (broadcasting): add, sub, mul, div, swiglu.
 LogicalResult Rewriter::elementwise(Operation *op) {
   int64_t r = rankOf(op->getResult(0));
@@ -201,6 +352,8 @@ LogicalResult Rewriter::elementwise(Operation *op) {
 LogicalResult Rewriter::visit(Operation *op) {
   if (auto m = dyn_cast<MatMulOp>(op))
     return matmul(m);
+  if (auto g = dyn_cast<GemmOp>(op))
+    return gemm(g);
   if (isa<AddOp, SubOp, MulOp, DivOp, SwiGLUOp>(op))
     return elementwise(op);
   bool anySplit = llvm::any_of(op->getOperands(),
@@ -222,24 +375,8 @@ LogicalResult Rewriter::visit(Operation *op) {
       split[r] = {in.dim, 1};
     return success();
   }
-  if (auto rs = dyn_cast<ReshapeOp>(op)) {
-    // The split dim must stay outermost: the output dim starting at the
-    // same flat offset (hidden -> [heads, head dim], and back).
-    auto inT = cast<RankedTensorType>(rs.getInput().getType());
-    auto outT = cast<RankedTensorType>(rs.getType());
-    int64_t prefix = 1, outPrefix = 1;
-    for (int64_t i = 0; i < in.dim; ++i)
-      prefix *= inT.getDimSize(i);
-    for (int64_t j = 0; j < outT.getRank(); ++j) {
-      if (outPrefix == prefix && outT.getDimSize(j) % T == 0 &&
-          in.blocks == 1) {
-        split[rs.getResult()] = {j, 1};
-        return success();
-      }
-      outPrefix *= outT.getDimSize(j);
-    }
-    return fail(op, "a reshape that moves the split dim");
-  }
+  if (auto rs = dyn_cast<ReshapeOp>(op))
+    return reshape(rs, in);
   if (auto sl = dyn_cast<SliceOp>(op)) {
     auto inT = cast<RankedTensorType>(sl.getInput().getType());
     int64_t full = inT.getDimSize(in.dim);
@@ -288,18 +425,17 @@ LogicalResult Rewriter::visit(Operation *op) {
     split[c.getResult()] = in;
     return success();
   }
-  if (auto at = dyn_cast<AttentionOp>(op)) {
-    int64_t heads = rankOf(at.getQ()) - 3;
-    for (Value v : {at.getQ(), at.getK(), at.getV()})
-      if (!splitOf(v) || splitOf(v)->dim != heads)
-        return fail(op, "attention whose q, k and v are not split by heads");
-    split[at.getResult()] = {heads, 1};
-    at.setTpParts(T);
+  if (auto at = dyn_cast<AttentionOp>(op))
+    return attention(at);
+  if (auto d = dyn_cast<DropoutOp>(op)) {
+    // The runtime draws element i's decision from its index in the unsplit
+    // tensor; the geometry maps a local index to it.
+    d.setTpSplit({in.dim, T, in.blocks});
+    split[d.getResult()] = in;
     return success();
   }
   if (op->getNumOperands() == 1 && op->getNumResults() == 1 &&
-      op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
-      !isa<DropoutOp>(op)) {
+      op->hasTrait<OpTrait::SameOperandsAndResultType>()) {
     split[op->getResult(0)] = in;
     return success();
   }

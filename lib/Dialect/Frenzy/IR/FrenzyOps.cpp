@@ -127,6 +127,13 @@ LogicalResult DropoutOp::verify() {
   double r = getRatio().convertToDouble();
   if (r < 0 || r >= 1)
     return emitOpError("ratio must be in [0, 1)");
+  ArrayRef<int64_t> s = getTpSplit();
+  if (!s.empty() && (s.size() != 3 || s[0] < 0 || s[0] >= rankOf(getInput()) ||
+                     s[1] < 1 || s[2] < 1 ||
+                     cast<RankedTensorType>(getType()).getDimSize(s[0]) %
+                         s[2]))
+    return emitOpError("tp_split must be [dim, parts, blocks] with the "
+                       "input's dim a multiple of blocks");
   return success();
 }
 
