@@ -45,9 +45,12 @@ class CausalSelfAttention(nn.Module):
         self.n_head = heads
         self.register_buffer("bias", torch.tril(torch.ones(block, block)).view(1, 1, block, block))
 
+    def split_qkv(self, qkv, C):
+        return qkv.split(C, dim=2)
+
     def forward(self, x):
         B, T, C = x.size()
-        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = self.split_qkv(self.c_attn(x), C)
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
@@ -255,17 +258,8 @@ class LlamaSharedRope(nn.Module):
 class SlicedAttention(CausalSelfAttention):
     """c_attn's output cut by indexing (ONNX Slice) instead of .split (Split)."""
 
-    def forward(self, x):
-        B, T, C = x.size()
-        qkv = self.c_attn(x)
-        q, k, v = qkv[..., :C], qkv[..., C:2 * C], qkv[..., 2 * C:]
-        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-                   for t in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
-        att = self.attn_dropout(F.softmax(att, dim=-1))
-        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
-        return self.resid_dropout(self.c_proj(y))
+    def split_qkv(self, qkv, C):
+        return qkv[..., :C], qkv[..., C:2 * C], qkv[..., 2 * C:]
 
 
 class FusedGatedMLP(nn.Module):

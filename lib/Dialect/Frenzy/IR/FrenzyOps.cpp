@@ -95,7 +95,11 @@ LogicalResult ParamOp::verify() {
   if (!type.hasStaticShape())
     return emitOpError("parameter shape must be static");
   if (auto length = getLength()) {
+    // The data is the whole tensor; a TP shard's type is 1/parts of it.
     int64_t want = tensorBytes(type);
+    if (auto shard = (*this)->getAttrOfType<DenseI64ArrayAttr>("frenzy.shard"))
+      if (shard.size() == 3 && shard[1] > 0)
+        want *= shard[1];
     if (*length != want)
       return emitOpError("external data length ")
              << *length << " does not match the " << want
