@@ -5,14 +5,16 @@
 // autodiff, so the backward and its communication follow by the gradient
 // rules of tp_copy and tp_all_reduce:
 //
-//  - a matmul of a replicated activation by a block weight is
+//  - a matmul (or Gemm) of a replicated activation by a block weight is
 //    column-parallel: the weight's output dim is split, a tp_copy (f) goes
-//    on its input; a matmul of an activation split on its last dim is
+//    on its input; one of an activation split on its last dim is
 //    row-parallel: the weight's input dim is split, a tp_all_reduce (g)
-//    follows it and the result is replicated again;
+//    follows it (then a Gemm's bias) and the result is replicated again;
 //  - a split spreads through bias adds (the bias is split too),
-//    elementwise ops, transposes, reshapes that keep the split dim outermost
-//    (hidden -> heads x head dim), attention over heads, and a cut of a
+//    elementwise ops, dropout (tp_split tells the runtime the geometry),
+//    transposes, reshapes that keep each rank's share in one dim (hidden ->
+//    heads x head dim; batch merged with heads gives batch blocks),
+//    attention over heads (3-d over merged heads is made 4-d), and a cut of a
 //    column-parallel output into k equal parts along the split dim, by one
 //    Split or by k Slices (a fused QKV or gate/up weight: each part is
 //    split on its own, so the weight is split in k blocks and each Slice
