@@ -6,6 +6,9 @@
 #   export_test_models.py --gpt2-124m FILE  GPT-2 124M, forward only, opset 17
 #   export_test_models.py --llama-shared-rope FILE
 #                                           Llama, rotary buffers named cos/sin
+#   export_test_models.py --fused-slices FILE
+#                                           GPT-style, fused QKV and gate/up
+#                                           projections cut by Slices, with loss
 #   add --report to print, per model, its op types, one layer's node names,
 #   its initializers, Identity nodes and initializers shared by several nodes.
 #
@@ -42,9 +45,12 @@ class CausalSelfAttention(nn.Module):
         self.n_head = heads
         self.register_buffer("bias", torch.tril(torch.ones(block, block)).view(1, 1, block, block))
 
+    def split_qkv(self, qkv, C):
+        return qkv.split(C, dim=2)
+
     def forward(self, x):
         B, T, C = x.size()
-        q, k, v = self.c_attn(x).split(C, dim=2)
+        q, k, v = self.split_qkv(self.c_attn(x), C)
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
@@ -248,6 +254,36 @@ class LlamaSharedRope(nn.Module):
         return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), labels.view(-1))
 
 
+# --- fused projections cut by slicing --------------------------------------------
+class SlicedAttention(CausalSelfAttention):
+    """c_attn's output cut by indexing (ONNX Slice) instead of .split (Split)."""
+
+    def split_qkv(self, qkv, C):
+        return qkv[..., :C], qkv[..., C:2 * C], qkv[..., 2 * C:]
+
+
+class FusedGatedMLP(nn.Module):
+    """SwiGLU with gate and up in one Linear (bias on), cut by indexing."""
+
+    def __init__(self, d, hidden=128):
+        super().__init__()
+        self.hidden = hidden
+        self.gate_up = nn.Linear(d, 2 * hidden)
+        self.down = nn.Linear(hidden, d)
+
+    def forward(self, x):
+        gu = self.gate_up(x)
+        return self.down(F.silu(gu[..., :self.hidden]) * gu[..., self.hidden:])
+
+
+def fused_slices_gpt():
+    gpt = GPT(vocab=512, block=64, layers=2, heads=4, d=64)
+    for blk in gpt.transformer.h:
+        blk.attn = SlicedAttention(64, 4, 64)
+        blk.mlp = FusedGatedMLP(64)
+    return gpt
+
+
 # --- BERT-style encoder -----------------------------------------------------------
 class Bert(nn.Module):
     def __init__(self, vocab=512, d=64, heads=4, layers=2, ff=256, max_pos=128):
@@ -349,6 +385,9 @@ def main():
     ap.add_argument("--llama-shared-rope", metavar="FILE",
                     help="export only a Llama whose rotary tables are buffers named cos and "
                          "sin, with a loss output, to FILE")
+    ap.add_argument("--fused-slices", metavar="FILE",
+                    help="export only a GPT-style model whose fused QKV and gate/up "
+                         "projections are cut by Slices, with a loss output, to FILE")
     ap.add_argument("--report", action="store_true", help="print each model's make-up")
     a = ap.parse_args()
     torch.manual_seed(0)
@@ -362,6 +401,10 @@ def main():
     if a.llama_shared_rope:
         export(LlamaSharedRope(), (idx, idx), ["input_ids", "labels"], ["logits", "loss"],
                a.llama_shared_rope, 17, 2, True, a.report)
+        return
+    if a.fused_slices:
+        export(fused_slices_gpt(), (idx, idx), ["idx", "targets"], ["logits", "loss"],
+               a.fused_slices, 17, 2, True, a.report)
         return
     if a.gpt2_124m:
         gpt = GPT(vocab=50257, block=1024, layers=12, heads=12, d=768)

@@ -12,6 +12,20 @@ static llvm::Error bad(llvm::StringRef spec, const llvm::Twine &what) {
       "--layout='" + spec + "': " + what);
 }
 
+std::vector<int64_t> frenzy::layoutTpDegrees(llvm::StringRef spec) {
+  std::vector<int64_t> out;
+  // Stages are separated by ',' within a pipeline and '/' between them;
+  // "@M" follows a pipeline's last stage.
+  for (llvm::StringRef pipe : llvm::split(spec, '/'))
+    for (llvm::StringRef stage : llvm::split(pipe.split('@').first, ',')) {
+      int64_t tp = 0;
+      if (!stage.trim().split('x').second.getAsInteger(10, tp) && tp > 1 &&
+          llvm::find(out, tp) == out.end())
+        out.push_back(tp);
+    }
+  return out;
+}
+
 llvm::Expected<PartitionPlan> frenzy::parseLayout(llvm::StringRef spec,
                                                   const ClusterSpec &cluster,
                                                   int64_t numLayers,

@@ -82,6 +82,8 @@ frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
   p.topology = cluster.topology;
   p.fullRecompute = options.fullRecompute;
   p.gpipe = options.gpipe;
+  llvm::erase_if(p.tpDegrees,
+                 [&](int64_t tp) { return options.tpRefused.count(tp); });
   for (const ClusterNode &n : cluster.nodes) {
     const GpuType *g = cluster.gpuType(n.gpu);
     if (!g)
@@ -161,6 +163,16 @@ llvm::Expected<PartitionPlan>
 frenzy::evaluatePlan(const CostModel &cost, const MemoryModel &memory,
                      const ClusterSpec &cluster, const PartitionOptions &options,
                      const PartitionPlan &plan) {
+  for (const Pipeline &pipe : plan.pipelines)
+    for (const Stage &st : pipe.stages)
+      if (auto it = options.tpRefused.find(st.tp());
+          it != options.tpRefused.end())
+        return llvm::createStringError(
+            std::errc::invalid_argument,
+            "TP %lld is refused: the model cannot be split %lld ways (%s); "
+            "use a layout without TP %lld",
+            (long long)it->first, (long long)it->first, it->second.c_str(),
+            (long long)it->first);
   auto problem = buildPlanProblem(cost, memory, cluster, options);
   if (!problem)
     return problem.takeError();

@@ -7,6 +7,7 @@
 #include "frenzy/Dialect/Frenzy/Transforms/Pipelines.h"
 
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
+#include "frenzy/Planning/LayoutSpec.h"
 
 #include "mlir/Pass/PassRegistry.h"
 
@@ -52,7 +53,15 @@ void frenzy::buildTrainingPipeline(OpPassManager &pm,
 
 void frenzy::buildPlanPipeline(OpPassManager &pm,
                                const PlanPipelineOptions &o) {
-  // The partition is searched on the unsplit step: TP is its decision.
+  // The partition is searched on the unsplit step: TP is its decision,
+  // among the degrees the forward graph can be split for (checked here,
+  // before autodiff).
+  std::vector<int64_t> degrees = plan::PlanProblem().tpDegrees;
+  for (int64_t d : layoutTpDegrees(o.layout))
+    degrees.push_back(d);
+  FrenzyTpCheckOptions check;
+  check.degrees = degrees;
+  pm.addPass(createFrenzyTpCheck(check));
   addTraining(pm, o, 1);
   FrenzyPartitionOptions part;
   part.cluster = o.cluster;

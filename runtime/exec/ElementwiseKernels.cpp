@@ -5,9 +5,32 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
+#include "NNArgs.h"
 #include "TensorOps.h"
 
 namespace frenzy::rt {
+
+DropoutRuns dropoutRuns(const KernelArgs &a, const Tensor &x) {
+  DropoutRuns r;
+  int64_t n = x.numel();
+  std::vector<int64_t> split =
+      a.has("tp_split") ? a.ints("tp_split") : std::vector<int64_t>{};
+  if (split.empty()) {
+    r.length = n;
+    r.first = a.ctx.elementOffset(n);
+    return r;
+  }
+  // [outer, blocks, part, inner] locally; [outer, blocks, parts, part,
+  // inner] unsplit, this rank at index tpRank of parts.
+  size_t dim = size_t(split[0]);
+  int64_t parts = split[1], blocks = split[2];
+  r.runs = dimProduct(x.shape, 0, dim) * blocks;
+  r.length = n / r.runs;
+  r.stride = parts * r.length;
+  r.first = a.ctx.elementOffset(n * parts) + uint64_t(a.ctx.tpRank * r.length);
+  return r;
+}
+
 namespace {
 
 using cpu::Shape;
@@ -108,9 +131,12 @@ void dropout(KernelArgs &a) {
   float ratio = float(a.f("ratio"));
   if (!a.i("training", 0))
     ratio = 0.0f;
-  cpu::dropoutF32(a.out[0]->f32(), a.in[0]->f32(), a.in[0]->numel(), ratio,
-                  a.ctx.streamSeed(a.i("seed", 0)),
-                  a.ctx.elementOffset(a.in[0]->numel()));
+  DropoutRuns r = dropoutRuns(a, *a.in[0]);
+  uint64_t seed = a.ctx.streamSeed(a.i("seed", 0));
+  for (int64_t c = 0; c < r.runs; ++c)
+    cpu::dropoutF32(a.out[0]->f32() + c * r.length,
+                    a.in[0]->f32() + c * r.length, r.length, ratio, seed,
+                    r.first + uint64_t(c * r.stride));
 }
 
 void trilu(KernelArgs &a) {

@@ -121,6 +121,17 @@ void dropout(C &c) {
     c.fail("ratio " + std::to_string(r) + " is outside [0, 1)");
   c.i("training", 0);
   c.i("seed", 0);
+  // An empty tp_split (the op's default) is written without values.
+  auto split = c.instr.attrs().find("tp_split");
+  if (split != c.instr.attrs().end() &&
+      split->second.value_case() != plan::Attr::VALUE_NOT_SET) {
+    std::vector<int64_t> s = c.ints("tp_split");
+    if ((s.size() != 3 || s[0] < 0 || s[0] >= c.rank(c.in[0]) ||
+                       s[1] < 1 || s[2] < 1 ||
+                       c.shape(c.in[0])[size_t(s[0])] % s[2] != 0))
+      c.fail("tp_split must be [dim, parts, blocks] with the input's dim a "
+             "multiple of blocks");
+  }
 }
 
 void trilu(C &c) {

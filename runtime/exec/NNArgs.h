@@ -3,7 +3,8 @@
 // The CPU adapters (NNKernels.cpp) and the CUDA ones (CudaOpsNN.cpp) read
 // norm and attention instructions alike and differ only in where the data
 // lives (for attention's mask: host or device memory, expanded there); the
-// decoding they share is here, defined in NNKernels.cpp.
+// decoding they share is here, defined in NNKernels.cpp (dropout's in
+// ElementwiseKernels.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_RUNTIME_EXEC_NNARGS_H
@@ -21,6 +22,17 @@ int64_t dimProduct(const std::vector<int64_t> &shape, size_t from, size_t to);
 
 /// Rows and row width of a normalisation of `x` over dims [axis, rank).
 std::pair<int64_t, int64_t> normRows(const KernelArgs &a, const Tensor &x);
+
+/// Where dropout draws: local elements [c * length, (c + 1) * length) take
+/// the decisions of the unsplit tensor's elements from first + c * stride,
+/// for c < runs. Without `tp_split` one run of the whole tensor; with it
+/// ([dim, parts, blocks], a TP rank's share), a run per (outer index,
+/// block), so every rank drops what one rank would.
+struct DropoutRuns {
+  int64_t runs = 1, length = 0, stride = 0;
+  uint64_t first = 0;
+};
+DropoutRuns dropoutRuns(const KernelArgs &a, const Tensor &x);
 
 /// Geometry from q, k, v (operands first..first+2), the attributes, the
 /// step's dropout stream and this rank's share of the heads; no mask.

@@ -8,6 +8,8 @@ CHANGE: layer-norm-scale  the first layer_norm's scale gets one more element
         side-task-index   the first side-task slot names a task past the list
         no-action-seconds every action's predicted_seconds cleared (a plan
                           written before frenzy-opt recorded them)
+        tp-program        the first stage of several ranks runs a program of
+                          another TP degree (what frenzy-opt refuses to write)
 The plan is decoded, changed, re-encoded and re-signed
 (scripts/plan_file.py), so only the runtime's validator can refuse it.
 """
@@ -39,6 +41,17 @@ def main():
         for r in plan.ranks:
             for a in r.stream:
                 a.ClearField("predicted_seconds")
+    elif change == "tp-program":
+        # A layout of two one-stage pipelines (TP 2 and unsplit): the TP
+        # stage takes the other's program (and its instruction lists, which
+        # index that program), keeping its own ranks and batch share.
+        sp = next(s for s in plan.stages if len(s.ranks) > 1)
+        other = next(s for s in plan.stages if len(s.ranks) != len(sp.ranks))
+        keep = (sp.pipeline, sp.stage, list(sp.ranks), sp.micro_batches, sp.first_micro_batch)
+        sp.CopyFrom(other)
+        sp.pipeline, sp.stage, _, sp.micro_batches, sp.first_micro_batch = keep
+        del sp.ranks[:]
+        sp.ranks.extend(keep[2])
     elif change == "bare-v3":
         plan.version = 3
         open(dst, "wb").write(plan.SerializeToString())

@@ -19,6 +19,7 @@
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
 #include "frenzy/Dialect/Frenzy/Transforms/SideTaskAttrs.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
+#include "frenzy/Dialect/Frenzy/Transforms/TensorParallel.h"
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
 
@@ -101,9 +102,10 @@ struct ModelRun {
 /// at its micro-batch size (from `base` when that is the size it was
 /// imported at, else imported again), split for each TP degree among the
 /// pipelines (the first pipeline's is the main program, other degrees go
-/// to `more`). A pipeline whose stages differ in degree, or a model the TP
-/// pass cannot split, keeps the unsplit program, which frenzy-launch
-/// refuses to run with TP.
+/// to `more`). A degree the TP pass cannot split the model for is an error
+/// with its reason, and nothing is written (the planner does not offer
+/// such degrees; a --layout can still name one frenzy-tp-check did not
+/// try).
 static OwningOpRef<ModuleOp>
 stepPrograms(ModelRun &r, ModuleOp planned, OwningOpRef<ModuleOp> base,
              frenzy::OnnxImportOptions options,
@@ -118,39 +120,37 @@ stepPrograms(ModelRun &r, ModuleOp planned, OwningOpRef<ModuleOp> base,
     if (!base)
       return nullptr;
   }
-  std::vector<int64_t> degrees =
-      frenzy::pipelineTpDegrees(pp).value_or(std::vector<int64_t>{1});
+  std::optional<std::vector<int64_t>> degrees = frenzy::pipelineTpDegrees(pp);
+  if (!degrees) {
+    llvm::errs() << "frenzy-opt: error: a pipeline's stages have different "
+                    "TP degrees, which frenzy-launch cannot run; give every "
+                    "stage of a pipeline the same degree\n";
+    return nullptr;
+  }
   std::vector<int64_t> distinct;
-  for (int64_t d : degrees)
+  for (int64_t d : *degrees)
     if (std::find(distinct.begin(), distinct.end(), d) == distinct.end())
       distinct.push_back(d);
-  OwningOpRef<ModuleOp> main;
-  std::string why;
-  {
-    ScopedDiagnosticHandler capture(&r.context, [&](Diagnostic &d) {
-      if (d.getSeverity() == DiagnosticSeverity::Error && why.empty())
-        why = d.str();
-      return success();
-    });
-    for (int64_t d : distinct) {
-      OwningOpRef<ModuleOp> m = r.training(*base, d);
-      if (!m) {
-        more.clear();
-        main = nullptr;
-        break;
-      }
-      if (!main)
-        main = std::move(m);
-      else
-        more.push_back(std::move(m));
+  for (int64_t d : distinct)
+    if (std::string why = frenzy::tensorParallelRefusal(*base, d);
+        !why.empty()) {
+      llvm::errs() << "frenzy-opt: error: TP " << d
+                   << " is refused: the model cannot be split " << d
+                   << " ways (" << frenzy::oneLine(why)
+                   << "); use a layout without TP " << d
+                   << " (nothing written)\n";
+      return nullptr;
     }
+  OwningOpRef<ModuleOp> main;
+  for (int64_t d : distinct) {
+    OwningOpRef<ModuleOp> m = r.training(*base, d);
+    if (!m)
+      return nullptr;
+    if (!main)
+      main = std::move(m);
+    else
+      more.push_back(std::move(m));
   }
-  if (!main && distinct != std::vector<int64_t>{1})
-    llvm::errs() << "frenzy-opt: warning: the runtime program is not "
-                    "split for TP ("
-                 << why << "); frenzy-launch will refuse this plan\n";
-  if (!main && !(main = r.training(*base, 1)))
-    return nullptr;
   // The plan writer reads the decision from the program it lowers.
   for (llvm::StringRef name :
        {frenzy::kLayoutAttrName, frenzy::kScheduleAttrName,

@@ -25,6 +25,10 @@ llvm::Expected<PartitionPlan> parseLayout(llvm::StringRef spec,
                                           int64_t numLayers,
                                           int64_t globalBatch);
 
+/// The TP degrees a layout spec's stages name (the "x2" of "1x2"), > 1,
+/// each once; a malformed stage is skipped (parseLayout reports it).
+std::vector<int64_t> layoutTpDegrees(llvm::StringRef spec);
+
 } // namespace frenzy
 
 #endif

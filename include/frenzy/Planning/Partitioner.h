@@ -18,6 +18,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+
 namespace frenzy {
 
 struct PartitionOptions {
@@ -29,6 +31,10 @@ struct PartitionOptions {
   int fullRecompute = 0;
   /// GPipe asked for: its memory is checked on the plan.
   bool gpipe = false;
+  /// TP degrees the model cannot be split for, with the reason
+  /// (frenzy-tp-check): never offered, and a given plan using one is
+  /// refused.
+  std::map<int64_t, std::string> tpRefused;
 };
 
 /// Sets recompute and fullRecompute from a --recompute value: auto
@@ -59,8 +65,9 @@ partition(const CostModel &cost, const MemoryModel &memory,
 /// Scores a plan given as pipelines of stages (node, devices, layers,
 /// embed/head) and a micro-batch size: stage times and memory, water-filled
 /// batch shares, all-reduce and optimizer time. An error when a stage does
-/// not fit. The search scores its candidates the same way; tests use this to
-/// score exhaustively enumerated plans and baselines.
+/// not fit, or a stage's TP degree is one the model cannot be split for.
+/// The search scores its candidates the same way; tests use this to score
+/// exhaustively enumerated plans and baselines.
 llvm::Expected<PartitionPlan>
 evaluatePlan(const CostModel &cost, const MemoryModel &memory,
              const ClusterSpec &cluster, const PartitionOptions &options,

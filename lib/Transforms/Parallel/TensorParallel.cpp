@@ -5,16 +5,20 @@
 // autodiff, so the backward and its communication follow by the gradient
 // rules of tp_copy and tp_all_reduce:
 //
-//  - a matmul of a replicated activation by a block weight is
+//  - a matmul (or Gemm) of a replicated activation by a block weight is
 //    column-parallel: the weight's output dim is split, a tp_copy (f) goes
-//    on its input; a matmul of an activation split on its last dim is
+//    on its input; one of an activation split on its last dim is
 //    row-parallel: the weight's input dim is split, a tp_all_reduce (g)
-//    follows it and the result is replicated again;
+//    follows it (then a Gemm's bias) and the result is replicated again;
 //  - a split spreads through bias adds (the bias is split too),
-//    elementwise ops, transposes, reshapes that keep the split dim outermost
-//    (hidden -> heads x head dim), attention over heads, and a split along
-//    the split dim (the fused QKV weight: each of the k outputs takes its
-//    share, so the weight is split in k blocks);
+//    elementwise ops, dropout (tp_split tells the runtime the geometry),
+//    transposes, reshapes that keep each rank's share in one dim (hidden ->
+//    heads x head dim; batch merged with heads gives batch blocks),
+//    attention over heads (3-d over merged heads is made 4-d), and a cut of a
+//    column-parallel output into k equal parts along the split dim, by one
+//    Split or by k Slices (a fused QKV or gate/up weight: each part is
+//    split on its own, so the weight is split in k blocks and each Slice
+//    takes its part's local share);
 //  - anything else reading a split value is an error naming the op.
 //
 // Split values get their local types (the split dim divided by the degree);
@@ -24,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
+#include "frenzy/Dialect/Frenzy/Transforms/TensorParallel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -50,6 +55,9 @@ public:
 private:
   LogicalResult visit(Operation *op);
   LogicalResult matmul(MatMulOp op);
+  LogicalResult gemm(GemmOp op);
+  LogicalResult reshape(ReshapeOp op, Split in);
+  LogicalResult attention(AttentionOp op);
   LogicalResult elementwise(Operation *op);
   LogicalResult retype(func::FuncOp func);
   InFlightDiagnostic fail(Operation *op, const Twine &what) {
@@ -79,17 +87,48 @@ ParamOp blockWeight(Value v, bool &transposed) {
   return p && rankOf(p.getResult()) == 2 && p.getTrainable() ? p : ParamOp();
 }
 
-/// k when `v` (through one bias add) is split into k parts along its last
-/// dim: the fused QKV projection.
+/// The part of a fused projection's output that `sl` takes along `dim`
+/// (size `full`, `parts` equal parts): its index, or -1 when the slice is
+/// not exactly one whole part (stride 1).
+int64_t slicedPart(SliceOp sl, int64_t dim, int64_t full, int64_t parts) {
+  int64_t w = full / parts;
+  int64_t start = sl.getStarts()[dim], limit = sl.getLimits()[dim];
+  if (sl.getStrides()[dim] != 1 || limit - start != w || start % w)
+    return -1;
+  return start / w;
+}
+
+/// k when `v` (through one bias add) is cut into k equal parts along its
+/// last dim: the fused projection (QKV; gate and up). Torch exports the cut
+/// as one Split (`x.split(C, dim=-1)`) or as k Slices (`chunk`, or
+/// `x[..., a:b]`); the k Slices must take k equal whole parts between them.
 int64_t fusedParts(Value v) {
+  int64_t last = rankOf(v) - 1;
+  int64_t full = cast<RankedTensorType>(v.getType()).getDimSize(last);
   for (int hop = 0; hop < 2; ++hop) {
     Value next;
+    SmallVector<SliceOp> slices;
+    int64_t users = 0;
     for (Operation *user : v.getUsers()) {
+      ++users;
       if (auto s = dyn_cast<SplitOp>(user))
-        if (s.getAxis() == rankOf(v) - 1)
+        if (s.getAxis() == last)
           return int64_t(s.getNumResults());
+      if (auto sl = dyn_cast<SliceOp>(user))
+        slices.push_back(sl);
       if (isa<AddOp>(user) && v.hasOneUse())
         next = user->getResult(0);
+    }
+    if (!slices.empty() && int64_t(slices.size()) == users) {
+      // The parts' width is the first slice's; every slice must take one.
+      int64_t w = slices.front().getLimits()[last] -
+                  slices.front().getStarts()[last];
+      if (w <= 0 || w == full || full % w)
+        return 1;
+      for (SliceOp sl : slices)
+        if (slicedPart(sl, last, full, full / w) < 0)
+          return 1;
+      return full / w;
     }
     if (!next)
       return 1;
@@ -130,6 +169,154 @@ LogicalResult Rewriter::matmul(MatMulOp op) {
   return success();
 }
 
+/// ONNX Gemm (torch's Linear on 2-d input: nn.MultiheadAttention's
+/// out_proj): alpha * a * op(b) + beta * c with b a block weight. Row-
+/// parallel, c must be added once, after the sum: the gemm loses c and an
+/// add follows the tp_all_reduce.
+LogicalResult Rewriter::gemm(GemmOp op) {
+  bool transposed = false;
+  ParamOp w = blockWeight(op.getB(), transposed);
+  std::optional<Split> in = splitOf(op.getA());
+  if (!w || transposed || op.getTransA()) {
+    if (in || splitOf(op.getB()))
+      return fail(op, "a gemm of a split value by something other than a "
+                      "block weight");
+    return success();
+  }
+  bool transB = op.getTransB();
+  Value c = op.getC();
+  OpBuilder b(op);
+  if (!in) { // column-parallel; a bias c is split like the output
+    int64_t blocks = fusedParts(op.getResult());
+    shards[w] = {transB ? 0 : 1, blocks};
+    if (c) {
+      auto p = c.getDefiningOp<ParamOp>();
+      if (!p || rankOf(c) != 1)
+        return fail(op, "a column-parallel gemm whose c is not a bias "
+                        "parameter");
+      shards[p] = {0, blocks};
+    }
+    auto f = b.create<TPCopyOp>(op.getLoc(), op.getA());
+    f->setAttrs(op->getDiscardableAttrDictionary());
+    op.getAMutable().assign(f);
+    split[op.getResult()] = {1, blocks};
+    return success();
+  }
+  if (in->dim != 1 || in->blocks != 1)
+    return fail(op, "a gemm whose input is split on a dim other than the "
+                    "one it contracts");
+  shards[w] = {transB ? 1 : 0, 1};
+  if (c && !op.getBeta().isExactlyValue(1.0))
+    return fail(op, "a row-parallel gemm with beta != 1");
+  auto local = b.create<GemmOp>(op.getLoc(), TypeRange{op.getType()},
+                                ValueRange{op.getA(), op.getB()},
+                                op->getAttrs());
+  auto g = b.create<TPAllReduceOp>(op.getLoc(), local.getResult());
+  g->setAttrs(op->getDiscardableAttrDictionary());
+  Value result = g;
+  if (c) {
+    auto add = b.create<AddOp>(op.getLoc(), op.getType(), g, c);
+    add->setAttrs(op->getDiscardableAttrDictionary());
+    result = add;
+  }
+  op.getResult().replaceAllUsesWith(result);
+  op.erase();
+  return success();
+}
+
+/// A reshape keeps the split when one output dim holds the whole run of
+/// the degree's factor: the input, flat, is [P, blocks, T, n, S] (rank r
+/// holds [:, :, r, :, :]); an output dim j with the dims after it S' and
+/// n*S a multiple of S', and O[j]*S' a multiple of T*n*S, is then viewed
+/// as [blocks', T, n*S/S']. hidden -> [heads, head dim] and back keep
+/// blocks = 1; torch's [seq, batch, hidden] -> [seq, batch*heads, head dim]
+/// (nn.MultiheadAttention) gives blocks' = batch.
+LogicalResult Rewriter::reshape(ReshapeOp op, Split in) {
+  auto inT = cast<RankedTensorType>(op.getInput().getType());
+  auto outT = cast<RankedTensorType>(op.getType());
+  int64_t size = inT.getDimSize(in.dim);
+  if (size % (in.blocks * T))
+    return fail(op, "dim " + Twine(in.dim) + " of size " + Twine(size) +
+                        " does not split " + Twine(T) + " ways in " +
+                        Twine(in.blocks) + " blocks");
+  int64_t inner = 1; // n * S
+  for (int64_t i = in.dim + 1; i < inT.getRank(); ++i)
+    inner *= inT.getDimSize(i);
+  inner *= size / (in.blocks * T);
+  int64_t after = 1; // S'
+  for (int64_t j = outT.getRank() - 1; j >= 0; --j) {
+    int64_t span = outT.getDimSize(j) * after;
+    if (inner % after == 0 && span % (T * inner) == 0) {
+      split[op.getResult()] = {j, span / (T * inner)};
+      return success();
+    }
+    after = span;
+  }
+  auto shape = [](RankedTensorType t) {
+    std::string s;
+    for (int64_t d : t.getShape())
+      s += (s.empty() ? "" : "x") + std::to_string(d);
+    return s;
+  };
+  return fail(op, "a reshape from " + shape(inT) + " to " + shape(outT) +
+                      " that does not keep dim " + Twine(in.dim) + "'s " +
+                      Twine(T) + " shares whole (are the heads divisible by " +
+                      Twine(T) + "?)");
+}
+
+/// Attention over split heads. torch's nn.MultiheadAttention runs it on
+/// [batch*heads, T, D] (heads merged into dim 0, split in batch blocks; at
+/// batch 1 one block): it is wrapped in reshapes to [batch, heads, T, D],
+/// whose dropout decisions the runtime draws per (sample, global head), as
+/// it does for the rows of the unsplit [batch*heads, T, D].
+LogicalResult Rewriter::attention(AttentionOp at) {
+  int64_t r = rankOf(at.getQ());
+  int64_t heads = r - 3;
+  std::optional<Split> q = splitOf(at.getQ());
+  for (Value v : {at.getQ(), at.getK(), at.getV()})
+    if (!splitOf(v) || splitOf(v)->dim != heads ||
+        splitOf(v)->blocks != q->blocks)
+      return fail(at, "attention whose q, k and v are not split by heads");
+  if (r >= 4 && q->blocks == 1) {
+    split[at.getResult()] = {heads, 1};
+    at.setTpParts(T);
+    return success();
+  }
+  if (r != 3 || (at.getMask() && rankOf(at.getMask()) > 2))
+    return fail(at, "attention whose heads are merged with another dim");
+  int64_t batch = q->blocks;
+  OpBuilder b(at);
+  auto unmerge = [&](Value v) -> Value {
+    auto t = cast<RankedTensorType>(v.getType());
+    auto four = RankedTensorType::get(
+        {batch, t.getDimSize(0) / batch, t.getDimSize(1), t.getDimSize(2)},
+        t.getElementType());
+    auto rs = b.create<ReshapeOp>(at.getLoc(), four, v);
+    rs->setAttrs(at->getDiscardableAttrDictionary());
+    split[rs.getResult()] = {1, 1};
+    return rs;
+  };
+  Value q4 = unmerge(at.getQ()), k4 = unmerge(at.getK()),
+        v4 = unmerge(at.getV());
+  auto outT = cast<RankedTensorType>(at.getType());
+  auto out4 = RankedTensorType::get({batch, outT.getDimSize(0) / batch,
+                                     outT.getDimSize(1), outT.getDimSize(2)},
+                                    outT.getElementType());
+  SmallVector<Value> operands = {q4, k4, v4};
+  if (at.getMask())
+    operands.push_back(at.getMask());
+  auto at4 = b.create<AttentionOp>(at.getLoc(), TypeRange{out4}, operands,
+                                   at->getAttrs());
+  at4.setTpParts(T);
+  split[at4.getResult()] = {1, 1};
+  auto back = b.create<ReshapeOp>(at.getLoc(), outT, at4.getResult());
+  back->setAttrs(at->getDiscardableAttrDictionary());
+  split[back.getResult()] = {0, batch};
+  at.getResult().replaceAllUsesWith(back.getResult());
+  at.erase();
+  return success();
+}
+
 /// Binary elementwise ops (broadcasting): add, sub, mul, div, swiglu.
 LogicalResult Rewriter::elementwise(Operation *op) {
   int64_t r = rankOf(op->getResult(0));
@@ -167,6 +354,8 @@ LogicalResult Rewriter::elementwise(Operation *op) {
 LogicalResult Rewriter::visit(Operation *op) {
   if (auto m = dyn_cast<MatMulOp>(op))
     return matmul(m);
+  if (auto g = dyn_cast<GemmOp>(op))
+    return gemm(g);
   if (isa<AddOp, SubOp, MulOp, DivOp, SwiGLUOp>(op))
     return elementwise(op);
   bool anySplit = llvm::any_of(op->getOperands(),
@@ -188,33 +377,42 @@ LogicalResult Rewriter::visit(Operation *op) {
       split[r] = {in.dim, 1};
     return success();
   }
-  if (auto rs = dyn_cast<ReshapeOp>(op)) {
-    // The split dim must stay outermost: the output dim starting at the
-    // same flat offset (hidden -> [heads, head dim], and back).
-    auto inT = cast<RankedTensorType>(rs.getInput().getType());
-    auto outT = cast<RankedTensorType>(rs.getType());
-    int64_t prefix = 1, outPrefix = 1;
-    for (int64_t i = 0; i < in.dim; ++i)
-      prefix *= inT.getDimSize(i);
-    for (int64_t j = 0; j < outT.getRank(); ++j) {
-      if (outPrefix == prefix && outT.getDimSize(j) % T == 0 &&
-          in.blocks == 1) {
-        split[rs.getResult()] = {j, 1};
-        return success();
-      }
-      outPrefix *= outT.getDimSize(j);
-    }
-    return fail(op, "a reshape that moves the split dim");
-  }
+  if (auto rs = dyn_cast<ReshapeOp>(op))
+    return reshape(rs, in);
   if (auto sl = dyn_cast<SliceOp>(op)) {
-    // Slicing another dim (RoPE's halves of the head dim) keeps the split;
-    // the split dim's limit becomes the local size.
     auto inT = cast<RankedTensorType>(sl.getInput().getType());
     int64_t full = inT.getDimSize(in.dim);
-    if (sl.getStarts()[in.dim] != 0 || sl.getLimits()[in.dim] != full ||
+    SmallVector<int64_t> starts(sl.getStarts()), limits(sl.getLimits());
+    if (in.blocks > 1) {
+      // One part of a fused projection's output: each rank holds its share
+      // of every part, side by side, so the part's local bounds are the
+      // global ones divided by the degree.
+      int64_t part = slicedPart(sl, in.dim, full, in.blocks);
+      if (part < 0)
+        return fail(op, "a slice that does not take one of the " +
+                            Twine(in.blocks) +
+                            " equal parts of the fused projection");
+      int64_t w = full / in.blocks;
+      if (w % T)
+        return fail(op, "a fused projection's part of size " + Twine(w) +
+                            " does not split " + Twine(T) + " ways");
+      starts[in.dim] = part * w / T;
+      limits[in.dim] = (part + 1) * w / T;
+      sl.setStarts(starts);
+      sl.setLimits(limits);
+      split[sl.getResult()] = {in.dim, 1};
+      return success();
+    }
+    // Slicing another dim (RoPE's halves of the head dim) keeps the split;
+    // the split dim's limit becomes the local size.
+    if (starts[in.dim] != 0 || limits[in.dim] != full ||
         sl.getStrides()[in.dim] != 1)
-      return fail(op, "a slice of the split dim");
-    SmallVector<int64_t> limits(sl.getLimits());
+      return fail(op, "a slice [" + Twine(starts[in.dim]) + ", " +
+                          Twine(limits[in.dim]) + ") of the split dim (size " +
+                          Twine(full) +
+                          "); Frenzy splits a projection's output sliced "
+                          "along it only into equal whole parts (a fused "
+                          "QKV or gate/up projection)");
     limits[in.dim] = full / T;
     sl.setLimits(limits);
     split[sl.getResult()] = in;
@@ -229,18 +427,17 @@ LogicalResult Rewriter::visit(Operation *op) {
     split[c.getResult()] = in;
     return success();
   }
-  if (auto at = dyn_cast<AttentionOp>(op)) {
-    int64_t heads = rankOf(at.getQ()) - 3;
-    for (Value v : {at.getQ(), at.getK(), at.getV()})
-      if (!splitOf(v) || splitOf(v)->dim != heads)
-        return fail(op, "attention whose q, k and v are not split by heads");
-    split[at.getResult()] = {heads, 1};
-    at.setTpParts(T);
+  if (auto at = dyn_cast<AttentionOp>(op))
+    return attention(at);
+  if (auto d = dyn_cast<DropoutOp>(op)) {
+    // The runtime draws element i's decision from its index in the unsplit
+    // tensor; the geometry maps a local index to it.
+    d.setTpSplit({in.dim, T, in.blocks});
+    split[d.getResult()] = in;
     return success();
   }
   if (op->getNumOperands() == 1 && op->getNumResults() == 1 &&
-      op->hasTrait<OpTrait::SameOperandsAndResultType>() &&
-      !isa<DropoutOp>(op)) {
+      op->hasTrait<OpTrait::SameOperandsAndResultType>()) {
     split[op->getResult(0)] = in;
     return success();
   }
@@ -317,19 +514,53 @@ LogicalResult Rewriter::run(func::FuncOp func) {
   return retype(func);
 }
 
+/// Splits every function of `module` for TP `degree`.
+LogicalResult splitModule(ModuleOp module, int64_t degree) {
+  for (auto func : module.getOps<func::FuncOp>())
+    if (failed(Rewriter(degree).run(func)))
+      return failure();
+  module->setAttr("frenzy.tp_degree",
+                  OpBuilder(module).getI64IntegerAttr(degree));
+  return success();
+}
+
 struct FrenzyTensorParallelPass
     : frenzy::impl::FrenzyTensorParallelBase<FrenzyTensorParallelPass> {
   using FrenzyTensorParallelBase::FrenzyTensorParallelBase;
   void runOnOperation() override {
     if (degree <= 1)
       return;
-    ModuleOp module = getOperation();
-    for (auto func : module.getOps<func::FuncOp>())
-      if (failed(Rewriter(degree).run(func)))
-        return signalPassFailure();
-    module->setAttr("frenzy.tp_degree",
-                    OpBuilder(module).getI64IntegerAttr(degree));
+    if (failed(splitModule(getOperation(), degree)))
+      signalPassFailure();
   }
 };
 
 } // namespace
+
+std::string frenzy::tensorParallelRefusal(ModuleOp module, int64_t degree) {
+  if (degree <= 1)
+    return "";
+  std::string why;
+  ScopedDiagnosticHandler capture(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && why.empty()) {
+      llvm::raw_string_ostream os(why);
+      // The importer's locations name the ONNX node; print them plainly.
+      if (auto name = dyn_cast<NameLoc>(d.getLocation()))
+        os << "node '" << name.getName().getValue() << "': ";
+      else if (auto file = dyn_cast<FileLineColLoc>(d.getLocation()))
+        os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+           << file.getColumn() << ": ";
+      // The degree is the caller's to say; keep the reason only.
+      std::string msg = d.str();
+      llvm::StringRef rest = msg;
+      if (rest.consume_front("tensor parallelism (degree "))
+        rest = rest.split("): ").second;
+      os << rest;
+    }
+    return success();
+  });
+  OwningOpRef<ModuleOp> copy = module.clone();
+  if (succeeded(splitModule(*copy, degree)))
+    return "";
+  return why.empty() ? "the split failed" : why;
+}

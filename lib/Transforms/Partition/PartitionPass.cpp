@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
+#include "frenzy/Dialect/Frenzy/Transforms/TensorParallel.h"
 #include "frenzy/Planning/LayoutSpec.h"
 
 namespace frenzy {
@@ -53,6 +54,7 @@ struct FrenzyPartitionPass
       return emitError(module.getLoc(), "unknown --recompute '")
              << recompute << "'; valid values: auto, none, selective, full";
     po.gpipe = schedule == "gpipe";
+    po.tpRefused = readTpRefusals(module);
 
     auto memory = MemoryModel::build(module, std::nullopt);
     if (failed(memory))

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaOps.h"
 #include "CudaOpsRegistry.h"
+#include "NNArgs.h"
 
 #include <cuda_runtime_api.h>
 
@@ -97,10 +98,13 @@ void dropout(DevOp &d) {
   float ratio = float(d.args.f("ratio"));
   if (!d.args.i("training", 0))
     ratio = 0.0f;
-  int64_t n = d.inT(0).numel();
-  StepContext &c = d.args.ctx;
-  d.check(k::dropout(d.s, d.t, d.out[0], d.in[0], n, ratio,
-                     c.streamSeed(d.args.i("seed", 0)), c.elementOffset(n)));
+  DropoutRuns r = dropoutRuns(d.args, d.inT(0));
+  uint64_t seed = d.args.ctx.streamSeed(d.args.i("seed", 0));
+  size_t bytes = size_t(r.length) * k::floatBytes(d.t);
+  for (int64_t c = 0; c < r.runs; ++c)
+    d.check(k::dropout(d.s, d.t, static_cast<char *>(d.out[0]) + c * bytes,
+                       static_cast<const char *>(d.in[0]) + c * bytes,
+                       r.length, ratio, seed, r.first + uint64_t(c * r.stride)));
 }
 
 void trilu(DevOp &d) {

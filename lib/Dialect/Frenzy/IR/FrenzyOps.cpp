@@ -95,7 +95,11 @@ LogicalResult ParamOp::verify() {
   if (!type.hasStaticShape())
     return emitOpError("parameter shape must be static");
   if (auto length = getLength()) {
+    // The data is the whole tensor; a TP shard's type is 1/parts of it.
     int64_t want = tensorBytes(type);
+    if (auto shard = (*this)->getAttrOfType<DenseI64ArrayAttr>("frenzy.shard"))
+      if (shard.size() == 3 && shard[1] > 0)
+        want *= shard[1];
     if (*length != want)
       return emitOpError("external data length ")
              << *length << " does not match the " << want
@@ -127,6 +131,13 @@ LogicalResult DropoutOp::verify() {
   double r = getRatio().convertToDouble();
   if (r < 0 || r >= 1)
     return emitOpError("ratio must be in [0, 1)");
+  ArrayRef<int64_t> s = getTpSplit();
+  if (!s.empty() && (s.size() != 3 || s[0] < 0 || s[0] >= rankOf(getInput()) ||
+                     s[1] < 1 || s[2] < 1 ||
+                     cast<RankedTensorType>(getType()).getDimSize(s[0]) %
+                         s[2]))
+    return emitOpError("tp_split must be [dim, parts, blocks] with the "
+                       "input's dim a multiple of blocks");
   return success();
 }
 

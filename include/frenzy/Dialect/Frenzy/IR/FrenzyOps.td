@@ -149,10 +149,15 @@ def Frenzy_DropoutOp : Frenzy_Op<"dropout",
     decision from (seed, step, i), so the backward pass (the same op on the
     gradient, with the same seed) regenerates the mask instead of storing it.
     The autodiff pass gives every training dropout a distinct seed.
+    `tp_split` = [dim, parts, blocks] (frenzy-tensor-parallel): the input is
+    one TP rank's share of a tensor split along `dim` (viewed as [blocks,
+    parts, n], rank r holds [:, r, :]); i is then the element's index in
+    the unsplit tensor, so every rank drops what one rank would.
   }];
   let arguments = (ins AnyRankedTensor:$input, F64Attr:$ratio,
                    BoolAttr:$training,
-                   DefaultValuedAttr<I64Attr, "0">:$seed);
+                   DefaultValuedAttr<I64Attr, "0">:$seed,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$tp_split);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($result)";
   let hasVerifier = 1;

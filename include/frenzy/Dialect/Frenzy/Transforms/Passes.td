@@ -126,6 +126,22 @@ def FrenzyTensorParallel : Pass<"frenzy-tensor-parallel", "mlir::ModuleOp"> {
   let dependentDialects = ["::frenzy::FrenzyDialect"];
 }
 
+def FrenzyTpCheck : Pass<"frenzy-tp-check", "mlir::ModuleOp"> {
+  let summary = "Record which TP degrees the forward graph cannot be split for";
+  let description = [{
+    Before autodiff: runs frenzy-tensor-parallel on a copy of the module for
+    each degree and records, in `frenzy.tp_refusals` (degree -> the first
+    error, "node '...': why"), the degrees it fails for. frenzy-partition
+    never offers those and refuses a --layout that uses one. The module
+    itself is not split.
+  }];
+  let options = [
+    ListOption<"degrees", "degrees", "int64_t",
+               "TP degrees to check (default: the planner's candidates)">,
+  ];
+  let dependentDialects = ["::frenzy::FrenzyDialect"];
+}
+
 def FrenzyPartition : Pass<"frenzy-partition", "mlir::ModuleOp"> {
   let summary = "Partition the training step over a cluster: pipelines, "
                 "stages, TP degrees, batch shares";

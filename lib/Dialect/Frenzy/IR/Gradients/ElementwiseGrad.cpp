@@ -255,7 +255,8 @@ LogicalResult DropoutOp::buildGradients(OpBuilder &b, ArrayRef<Value> dys,
     return success();
   }
   dxs[0] = b.create<DropoutOp>(getLoc(), getType(), dys[0], getRatioAttr(),
-                               getTrainingAttr(), getSeedAttr());
+                               getTrainingAttr(), getSeedAttr(),
+                               getTpSplitAttr());
   return success();
 }
 
