@@ -13,8 +13,9 @@
 # plan: predicted (frenzy-opt --emit=trace, with the measured links) and
 # measured (frenzy-launch --trace) step, DP all-reduce and stage-transfer
 # times with their ratio (bench/network_model_compare.py). BURST (default
-# 1ms: 1 ms of each link's rate) is the links' tbf bucket (netns_cluster.sh --burst). The compute
-# side uses the cpu type's measured profile (examples/profiles/).
+# 1ms: 1 ms of each link's rate) is the links' tbf bucket (netns_cluster.sh --burst); SHAPER=htb
+# shapes them with htb instead (netns_cluster.sh --shaper). The compute side is the cpu type's
+# profile measured by frenzy-calibrate just before the runs (PROFILE=FILE: use FILE instead).
 set -euo pipefail
 steps=${1:-12}
 burst=${2:-1ms}
@@ -23,19 +24,37 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/netns_network_model.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 python3 "$src/scripts/make_corpus.py" "$src/data/corpus-gpl3.txt" "$work/corpus.tokens" > /dev/null
-export SRC=$src WORK=$work STEPS=$steps
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# The compute side: the cpu type's profile measured here and now, on the
+# one-rank plans at the micro-batch sizes the plans below run (2 and 16
+# sequences), so that compute and links meet the same machine state (a
+# shipped profile measured at another load was 2-5x off). PROFILE=FILE
+# skips this and uses FILE.
+profile=${PROFILE:-}
+if [[ -z $profile ]]; then
+  profile=$work/cpu-now.yaml
+  refs=()
+  for b in 2 16; do
+    frenzy-opt "$src/examples/gpt2-tiny.onnx" --batch=$b --seq=64 \
+        --cluster="$src/examples/cpu-1.yaml" -o "$work/ref-b$b.bin" > /dev/null
+    refs+=("--plan=$work/ref-b$b.bin")
+  done
+  frenzy-calibrate "${refs[@]}" -o "$profile" --force > "$work/calibrate.log" 2>&1 ||
+    { echo "frenzy-calibrate (compute) failed:"; tail -3 "$work/calibrate.log"; exit 1; }
+  echo "compute profile measured now (load average $(cut -d' ' -f1-3 /proc/loadavg))"
+fi
+export SRC=$src WORK=$work STEPS=$steps PROFILE=$profile
 
 # case NAME RATES COUNTS LAYOUTS...: one emulated cluster and its plans.
 run_case() {
   local name=$1 rates=$2 counts=$3
   shift 3
   CASE=$name COUNTS=$counts LAYOUTS="$*" "$src/test/lib/netns_cluster.sh" \
-      --rates="$rates" --burst="$burst" "$(echo "$counts" | tr ',' '\n' | wc -l)" -- bash -c '
+      --rates="$rates" --burst="$burst" --shaper="${SHAPER:-tbf}" "$(echo "$counts" | tr ',' '\n' | wc -l)" -- bash -c '
     set -e
     cd "$WORK"
     python3 "$SRC/test/lib/netns_cluster_yaml.py" \
-        --profile="$SRC/examples/profiles/cpu-epyc-2vcpu.yaml" "$COUNTS" > "$CASE.yaml"
+        --profile="$PROFILE" "$COUNTS" > "$CASE.yaml"
     frenzy-calibrate --cluster="$CASE.yaml" -o "$CASE.links.yaml" --force \
         --launch-agent="$NETNS_AGENT" --sizes=8,16K,64K,256K,1M,4M --rounds=10 |
         grep -E "^(pair|all-reduce) " | sed "s/^/$CASE: /"

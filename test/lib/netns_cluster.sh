@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # netns_cluster.sh - emulated nodes on one machine: network namespaces joined through a bridge, tc-shaped links.
 #
-#   netns_cluster.sh [--rates=R0,R1,...] [--delay=MS] [--burst=BYTES] N -- COMMAND [ARGS...]
+#   netns_cluster.sh [--rates=R0,R1,...] [--delay=MS] [--burst=BYTES] [--shaper=tbf|htb] N -- COMMAND [ARGS...]
 #
 # Creates N nodes, runs COMMAND in the root namespace with the cluster
 # described in its environment, and removes everything when COMMAND ends,
@@ -26,6 +26,9 @@
 # bucket lets a message smaller than it through at the unshaped rate after
 # an idle spell, which a real link of that rate never does; the network
 # model's bench uses 1ms (bench/netns_network_model.sh).
+# --shaper=htb shapes with an htb class (rate = ceil) instead of tbf; --burst
+# is then its burst and cburst (same default): the class may not borrow above
+# its rate, so the only excess is the burst itself.
 #
 # COMMAND sees:
 #   NETNS_CLUSTER_DIR  state directory; hosts/<address> names each node
@@ -43,18 +46,21 @@ set -euo pipefail
 rates="1gbit"
 delay=""
 burst=""
+shaper=tbf
 while [[ $# -gt 0 && $1 == --* ]]; do
   case "$1" in
     --rates=*) rates="${1#--rates=}" ;;
     --delay=*) delay="${1#--delay=}" ;;
     --burst=*) burst="${1#--burst=}" ;;
+    --shaper=tbf | --shaper=htb) shaper="${1#--shaper=}" ;;
+    --shaper=*) echo "netns_cluster: unknown shaper '${1#--shaper=}': use --shaper=tbf or --shaper=htb" >&2; exit 2 ;;
     --) break ;;
     *) echo "netns_cluster: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
 if [[ $# -lt 3 || $2 != -- || ! $1 =~ ^[0-9]+$ || $1 -lt 1 || $1 -gt 200 ]]; then
-  echo "usage: netns_cluster.sh [--rates=R0,R1,...] [--delay=MS] [--burst=BYTES] N -- COMMAND [ARGS...] (N: 1 to 200)" >&2
+  echo "usage: netns_cluster.sh [--rates=R0,R1,...] [--delay=MS] [--burst=BYTES] [--shaper=tbf|htb] N -- COMMAND [ARGS...] (N: 1 to 200)" >&2
   exit 2
 fi
 n=$1
@@ -161,7 +167,15 @@ fi
 shape() {
   local ns=$1 dev=$2 rate=$3 bucket
   bucket=$(burst_of "$rate")
-  if [[ -n $netem_ok ]]; then
+  if [[ $shaper == htb ]]; then
+    # One class at rate = ceil; netem (when asked) is its leaf qdisc.
+    ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: htb default 1
+    ip netns exec "$ns" tc class add dev "$dev" parent 1: classid 1:1 htb \
+        rate "$rate" ceil "$rate" burst "$bucket" cburst "$bucket" quantum 65536
+    if [[ -n $netem_ok ]]; then
+      ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:1 handle 10: netem delay "${delay}ms"
+    fi
+  elif [[ -n $netem_ok ]]; then
     ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: netem delay "${delay}ms"
     ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:1 handle 10: tbf rate "$rate" burst "$bucket" latency 50ms
   else
