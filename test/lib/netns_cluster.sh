@@ -41,6 +41,8 @@
 #                      any mpirun under COMMAND keeps its daemons' and ranks'
 #                      TCP to the emulated links (else the head advertises
 #                      its other interfaces, which the nodes cannot reach)
+#   OMPI_MCA_mpi_yield_when_idle=1: waiting ranks yield their core (the
+#                      nodes share this machine's cores; see below)
 set -euo pipefail
 
 rates="1gbit"
@@ -235,6 +237,14 @@ export NETNS_AGENT="$here/netns_agent.sh $state"
 export NETNS_HEAD="10.213.$X.254"
 export OMPI_MCA_btl_tcp_if_include="$NETNS_SUBNET"
 export OMPI_MCA_oob_tcp_if_include="$NETNS_SUBNET"
+# The emulated nodes share this machine's cores, which Open MPI cannot see
+# (each node looks undersubscribed): ranks that busy-poll while waiting
+# starve the others and the kernel's packet processing, and a message then
+# waits for a scheduler tick (measured: 8-byte ping-pongs of exactly 4 ms,
+# HZ=250, with 3 one-rank nodes on 2 cores; 0.01 ms with this set). A
+# waiting rank yields instead, as Open MPI does by itself on a node it
+# knows is oversubscribed.
+export OMPI_MCA_mpi_yield_when_idle=1
 # Not exec: the trap must run after COMMAND. In the background and waited
 # for, because bash runs a trap only after a foreground command ends: a
 # SIGTERM (a test runner's timeout) ends COMMAND and the cluster at once.
