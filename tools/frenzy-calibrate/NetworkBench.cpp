@@ -39,32 +39,6 @@ int roundsFor(int64_t bytes, int rounds) {
   return bytes >= (int64_t(4) << 20) ? std::max(3, rounds / 2) : rounds;
 }
 
-/// One-way seconds of `bytes` between world ranks a and b (half the median
-/// round trip; one untimed round first). Only a and b call it.
-double pingPong(int me, int a, int b, int64_t bytes, int rounds) {
-  std::vector<char> buf(size_t(std::max<int64_t>(bytes, 1)), 1);
-  int other = me == a ? b : a;
-  auto once = [&] {
-    if (me == a) {
-      MPI_Send(buf.data(), int(bytes), MPI_BYTE, other, 1, MPI_COMM_WORLD);
-      MPI_Recv(buf.data(), int(bytes), MPI_BYTE, other, 1, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-    } else {
-      MPI_Recv(buf.data(), int(bytes), MPI_BYTE, other, 1, MPI_COMM_WORLD,
-               MPI_STATUS_IGNORE);
-      MPI_Send(buf.data(), int(bytes), MPI_BYTE, other, 1, MPI_COMM_WORLD);
-    }
-  };
-  once();
-  std::vector<double> t;
-  for (int k = 0; k < roundsFor(bytes, rounds); ++k) {
-    double t0 = now();
-    once();
-    t.push_back((now() - t0) / 2);
-  }
-  return median(t);
-}
-
 /// Seconds of an all-reduce of `bytes` of floats on `comm`: per round, the
 /// slowest member's time from a common start (a barrier) to its return.
 double allReduce(MPI_Comm comm, int64_t bytes, int rounds) {
@@ -95,6 +69,31 @@ std::string pointsText(const std::vector<int64_t> &sizes,
 }
 
 } // namespace
+
+double pingPongSeconds(int me, int a, int b, int64_t bytes, int rounds) {
+  std::vector<char> buf(size_t(std::max<int64_t>(bytes, 1)), 1);
+  int other = me == a ? b : a;
+  auto once = [&] {
+    if (me == a) {
+      MPI_Send(buf.data(), int(bytes), MPI_BYTE, other, 1, MPI_COMM_WORLD);
+      MPI_Recv(buf.data(), int(bytes), MPI_BYTE, other, 1, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(buf.data(), int(bytes), MPI_BYTE, other, 1, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE);
+      MPI_Send(buf.data(), int(bytes), MPI_BYTE, other, 1, MPI_COMM_WORLD);
+    }
+  };
+  once();
+  std::vector<double> t;
+  for (int k = 0; k < rounds; ++k) {
+    double t0 = now();
+    once();
+    t.push_back((now() - t0) / 2);
+  }
+  return median(t);
+}
+
 
 Fit fitLine(std::vector<std::pair<double, double>> points, double factor) {
   Fit f;
@@ -167,7 +166,8 @@ int measureNetworkRank(const NetworkSettings &s) {
       std::vector<double> t(s.sizes.size(), 0.0);
       if (me == a || me == b)
         for (size_t i = 0; i < s.sizes.size(); ++i)
-          t[i] = pingPong(me, a, b, s.sizes[i], s.rounds);
+          t[i] = pingPongSeconds(me, a, b, s.sizes[i],
+                                 roundsFor(s.sizes[i], s.rounds));
       // Rank a's figures to rank 0 (a sum: every other rank adds zeros).
       std::vector<double> got(t.size(), 0.0);
       if (me != a)

@@ -50,6 +50,11 @@ Fit fitLine(std::vector<std::pair<double, double>> points, double factor);
 /// I,J,.. BYTES SECONDS ..." lines. Returns the exit code.
 int measureNetworkRank(const NetworkSettings &s);
 
+/// One-way seconds of `bytes` between world ranks a and b: half the median
+/// of `rounds` timed round trips, one untimed round first. Only a and b call
+/// it (also frenzy-calibrate's two-rank link measurement on one machine).
+double pingPongSeconds(int me, int a, int b, int64_t bytes, int rounds);
+
 /// "8,64K,1M" -> bytes; throws one line for a bad list.
 std::vector<int64_t> parseSizes(const std::string &list);
 

@@ -15,6 +15,7 @@
 #include "KernelBench.h"
 #include "SharedBench.h"
 #include "ContentionBench.h"
+#include "NetworkBench.h"
 #ifdef FRENZY_CALIBRATE_LINKS
 #include "LinkCalibration.h"
 #include "ProbeBack.h"
@@ -117,21 +118,9 @@ int measureLinks(const std::string &path, bool quick) {
   }
   int rounds = quick ? 20 : 200;
   auto pingPong = [&](size_t bytes) {
-    std::vector<char> buf(std::max<size_t>(bytes, 1));
-    int other = 1 - me;
-    auto once = [&] {
-      if (me == 0) {
-        MPI_Send(buf.data(), int(bytes), MPI_BYTE, other, 0, MPI_COMM_WORLD);
-        MPI_Recv(buf.data(), int(bytes), MPI_BYTE, other, 0, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-      } else {
-        MPI_Recv(buf.data(), int(bytes), MPI_BYTE, other, 0, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
-        MPI_Send(buf.data(), int(bytes), MPI_BYTE, other, 0, MPI_COMM_WORLD);
-      }
-    };
-    once();
-    return median(bytes > (1 << 20) ? rounds / 10 + 3 : rounds, once) / 2;
+    return calibrate::pingPongSeconds(
+        me, 0, 1, int64_t(bytes),
+        bytes > (1 << 20) ? rounds / 10 + 3 : rounds);
   };
   auto allReduce = [&](size_t floats) {
     std::vector<float> buf(floats, 1.0f);
