@@ -397,7 +397,6 @@ bool FrenzyPolicy::makeRoom(SimContext &ctx) {
         continue;
       double floor = kGrowFloor * bestPerGpu(job);
       const JobOption *smaller = nullptr;
-      int64_t freed = 0;
       for (const JobOption &o : *job.options) {
         int64_t f = job.running->totalGpus() - o.totalGpus();
         if (o.mixed() || o.gpus[0].type != t || f <= 0 ||
@@ -405,9 +404,8 @@ bool FrenzyPolicy::makeRoom(SimContext &ctx) {
             1 / (o.stepSeconds * double(o.totalGpus())) < floor)
           continue;
         if (!smaller || o.stepSeconds < smaller->stepSeconds)
-          smaller = &o, freed = f;
+          smaller = &o;
       }
-      (void)freed;
       if (smaller && ctx.move(r, *smaller, Fit::BestFit)) {
         if (!placedOn.empty() && placedOn[r] &&
             placedOn[r]->totalGpus() > smaller->totalGpus())

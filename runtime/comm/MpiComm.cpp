@@ -60,6 +60,10 @@ void MpiComm::timedOut(const std::string &what) const {
                      " s (FRENZY_COMM_TIMEOUT): the peer died or stopped");
 }
 
+namespace {
+std::string gatherWait() { return "a gather over all ranks did not complete"; }
+} // namespace
+
 template <class F> void MpiComm::waitFor(F done, const std::string &what) {
   int64_t until = deadline();
   for (int spin = 0; !done(); ++spin) {
@@ -77,8 +81,8 @@ void MpiComm::waitWithoutCore(F done, const std::string &what) {
   active->acquire();
 }
 
-int MpiComm::complete(MPI_Request &r, const std::string &what,
-                      MPI_Status *st) {
+template <class W>
+int MpiComm::complete(MPI_Request &r, W what, MPI_Status *st) {
   if (timeout <= 0)
     return MPI_Wait(&r, st);
   int rc = MPI_SUCCESS;
@@ -88,7 +92,7 @@ int MpiComm::complete(MPI_Request &r, const std::string &what,
         rc = MPI_Test(&r, &done, st);
         return done != 0 || rc != MPI_SUCCESS;
       },
-      what);
+      what());
   return rc;
 }
 
@@ -173,10 +177,13 @@ void MpiComm::recv(void *data, int64_t bytes, int peer, int tag) {
     // wait is against the deadline too.
     int rc = MPI_Irecv(d + off, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &r);
     if (rc == MPI_SUCCESS)
-      rc = complete(r,
-                    "the rest of a message from rank " + std::to_string(peer) +
-                        " (tag " + std::to_string(tag) + ") did not arrive",
-                    &st);
+      rc = complete(
+          r,
+          [&] {
+            return "the rest of a message from rank " + std::to_string(peer) +
+                   " (tag " + std::to_string(tag) + ") did not arrive";
+          },
+          &st);
     int cls = rc;
     if (rc != MPI_SUCCESS)
       MPI_Error_class(rc, &cls);
@@ -468,14 +475,17 @@ void MpiComm::sum(T *data, int64_t n, MPI_Datatype type, MPI_Comm comm,
     int count = int(std::min(piece, n - off));
     if (timeout > 0) {
       MPI_Request r;
-      check(MPI_Iallreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM,
-                           comm, &r),
+      check(MPI_Iallreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM, comm,
+                           &r),
             "MPI_Iallreduce");
-      check(complete(r, "the sum over " + groupName(comm) + " did not complete"),
+      check(complete(r,
+                     [&] {
+                       return "the sum over " + groupName(comm) +
+                              " did not complete";
+                     }),
             "MPI_Iallreduce");
     } else {
-      check(MPI_Allreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM,
-                          comm),
+      check(MPI_Allreduce(MPI_IN_PLACE, data + off, count, type, MPI_SUM, comm),
             "MPI_Allreduce");
     }
   }
@@ -500,7 +510,11 @@ void MpiComm::allReduceMax(int64_t *data, int64_t n, Group g) {
   MPI_Request r;
   check(MPI_Iallreduce(MPI_IN_PLACE, data, int(n), MPI_INT64_T, MPI_MAX, c, &r),
         "MPI_Iallreduce");
-  check(complete(r, "the maximum over " + groupName(c) + " did not complete"),
+  check(complete(r,
+                 [&] {
+                   return "the maximum over " + groupName(c) +
+                          " did not complete";
+                 }),
         "MPI_Iallreduce");
   if (active)
     active->acquire();
@@ -516,7 +530,11 @@ void MpiComm::broadcast(void *data, int64_t bytes, int root, Group g) {
     check(MPI_Ibcast(d + off, int(std::min(kPiece, bytes - off)), MPI_BYTE,
                      root, c, &r),
           "MPI_Ibcast");
-    check(complete(r, "a broadcast over " + groupName(c) + " did not complete"),
+    check(complete(r,
+                   [&] {
+                     return "a broadcast over " + groupName(c) +
+                            " did not complete";
+                   }),
           "MPI_Ibcast");
   }
   if (active)
@@ -531,7 +549,7 @@ std::vector<int64_t> MpiComm::gather(int64_t value) {
   check(MPI_Igather(&value, 1, MPI_INT64_T, all.data(), 1, MPI_INT64_T, 0,
                     MPI_COMM_WORLD, &r),
         "MPI_Igather");
-  check(complete(r, "a gather over all ranks did not complete"), "MPI_Igather");
+  check(complete(r, gatherWait), "MPI_Igather");
   if (active)
     active->acquire();
   return all;
@@ -547,7 +565,7 @@ std::vector<std::string> MpiComm::gatherBytes(const std::string &mine) {
   check(MPI_Igather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0,
                     MPI_COMM_WORLD, &r),
         "MPI_Igather");
-  check(complete(r, "a gather over all ranks did not complete"), "MPI_Igather");
+  check(complete(r, gatherWait), "MPI_Igather");
   std::vector<int> offsets(sizes.size(), 0);
   for (size_t r = 1; r < sizes.size(); ++r)
     offsets[r] = offsets[r - 1] + sizes[r - 1];
@@ -555,7 +573,7 @@ std::vector<std::string> MpiComm::gatherBytes(const std::string &mine) {
   check(MPI_Igatherv(mine.data(), n, MPI_CHAR, all.data(), sizes.data(),
                      offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD, &r),
         "MPI_Igatherv");
-  check(complete(r, "a gather over all ranks did not complete"), "MPI_Igatherv");
+  check(complete(r, gatherWait), "MPI_Igatherv");
   std::vector<std::string> out;
   for (size_t r = 0; r < sizes.size(); ++r)
     out.emplace_back(all.data() + offsets[r], size_t(sizes[r]));

@@ -121,9 +121,10 @@ private:
   /// Waits for one request: against the timeout when there is one (a
   /// blocking MPI call whose peer's link went down mid-transfer would wait
   /// forever, in a receive's payload as in a collective), else MPI_Wait.
-  /// Returns MPI's code.
-  int complete(MPI_Request &r, const std::string &what,
-               MPI_Status *st = MPI_STATUS_IGNORE);
+  /// Returns MPI's code. what() names the wait; it is called only when
+  /// there is a timeout (no string is built per message otherwise).
+  template <class W>
+  int complete(MPI_Request &r, W what, MPI_Status *st = MPI_STATUS_IGNORE);
   [[noreturn]] void timedOut(const std::string &what) const;
   int stuckPeer = -1; // the peer of the first undelivered send
   std::string sendsStuck() const;

@@ -250,6 +250,7 @@ int runMpirun(std::vector<std::string> args) {
   // mpirun is in our process group: a ^C reaches it and its ranks directly.
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> abortAt;
+  const auto grace = std::chrono::seconds(abortGraceSeconds());
   std::string line;
   int status = 0;
   bool open = true;
@@ -257,8 +258,7 @@ int runMpirun(std::vector<std::string> args) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid)
       break;
-    if (abortAt && Clock::now() - *abortAt >
-                       std::chrono::seconds(abortGraceSeconds())) {
+    if (abortAt && Clock::now() - *abortAt > grace) {
       std::vector<pid_t> below = descendants(pid);
       kill(pid, SIGTERM);
       for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; ++i)
