@@ -215,13 +215,9 @@ template <> struct llvm::yaml::MappingTraits<NodePairSpec> {
       p.a = nodes[0].name;
       p.b = nodes[1].name;
     }
-    Gbps bw;
-    Micros lat{10};
-    io.mapRequired("bandwidth_gbps", bw);
-    io.mapOptional("latency_us", lat);
+    llvm::yaml::MappingTraits<LinkFigure>::mapping(io, p.link);
     io.mapOptional("measured", p.measured);
     io.mapOptional("times", p.times);
-    p.link = {bw.value, lat.value};
     if (s)
       s->inPair = false;
   }
@@ -247,13 +243,9 @@ template <> struct llvm::yaml::MappingTraits<AllReduceSpec> {
       a.nodes.push_back(n.name);
     if (s)
       s->inAllReduce = false;
-    Gbps bw;
-    Micros lat{10};
-    io.mapRequired("bandwidth_gbps", bw);
-    io.mapOptional("latency_us", lat);
+    llvm::yaml::MappingTraits<LinkFigure>::mapping(io, a.bus);
     io.mapOptional("measured", a.measured);
     io.mapOptional("times", a.times);
-    a.bus = {bw.value, lat.value};
   }
   static std::string validate(IO &io, AllReduceSpec &a) {
     if (a.nodes.size() < 2)

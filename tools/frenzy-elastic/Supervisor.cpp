@@ -401,9 +401,7 @@ Outcome Supervisor::watch(int generation, const PlanInfo &info, bool resuming) {
     out.loss.ranks = {0};
     out.what = out.loss.describe(info, WTERMSIG(status)) + " after step " +
                std::to_string(out.lastStep);
-    out.kind = Outcome::Lost;
-    out.stopped = now();
-    return out;
+    return finish(Outcome::Lost);
   }
   out.what = errorLine.empty()
                  ? "the ranks ended with " +

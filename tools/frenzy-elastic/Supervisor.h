@@ -38,10 +38,9 @@ struct ElasticOptions {
   std::vector<std::string> planOptions;   // passed to frenzy-opt
   std::vector<std::string> launchOptions; // passed to frenzy-launch
   std::string frenzyOpt, frenzyLaunch;
-  // For plans whose nodes name hosts: how frenzy-launch reaches them (also
-  // in launchOptions); the supervisor probes the nodes the same way after a
-  // rank's communication error, to name the node that is gone.
-  std::string launchAgent;
+  // For plans whose nodes name hosts, how frenzy-launch reaches them
+  // (--launch-agent, --launch-timeout) travels in launchOptions; the
+  // supervisor's probe after a rank's communication error passes them on.
   double launchTimeout = 60;
   double planTimeout = 600;  // seconds one frenzy-opt run may take
   double stallTimeout = 600; // seconds without progress before giving up

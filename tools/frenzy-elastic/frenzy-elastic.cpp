@@ -79,7 +79,7 @@ ElasticOptions frenzy::elastic::parseElasticArgs(int argc, char **argv) {
                number("--plan-timeout=", o.planTimeout, 1) ||
                number("--stall-timeout=", o.stallTimeout, 1) ||
                number("--max-restarts=", o.maxRestarts, 0)) {
-    } else if (value("--launch-agent=", o.launchAgent)) {
+    } else if (value("--launch-agent=", s)) {
       o.launchOptions.push_back(a);
     } else if (number("--launch-timeout=", o.launchTimeout, 1)) {
       o.launchOptions.push_back(a);
