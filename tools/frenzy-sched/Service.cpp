@@ -234,6 +234,39 @@ llvm::Error Service::launch(const JobRow &j, const JobOption &opt,
   return llvm::Error::success();
 }
 
+/// The option a running job was started with: the one whose layout its
+/// allocation records and whose GPUs per type are those of its placement
+/// (the policy predicts its completion from it); the first option with
+/// those GPUs when the layout is gone from the table, else the first.
+static const JobOption *runningOption(const std::vector<JobOption> &opts,
+                                      const std::string &layout,
+                                      const Placement &p,
+                                      const SchedCluster &cluster) {
+  std::map<int, int64_t> perType;
+  for (const NodeGrant &g : p)
+    perType[cluster.nodes()[g.node].type] += g.count;
+  auto sameGpus = [&](const JobOption &o) {
+    if (o.gpus.size() != perType.size())
+      return false;
+    for (const TypeCount &t : o.gpus) {
+      auto it = perType.find(t.type);
+      if (it == perType.end() || it->second != t.count)
+        return false;
+    }
+    return true;
+  };
+  const JobOption *gpusOnly = nullptr;
+  for (const JobOption &o : opts) {
+    if (!sameGpus(o))
+      continue;
+    if (o.layout == layout)
+      return &o;
+    if (!gpusOnly)
+      gpusOnly = &o;
+  }
+  return gpusOnly ? gpusOnly : &opts.front();
+}
+
 llvm::Error Service::schedule(double now) {
   dirty = false;
   auto queued = store->queued();
@@ -287,15 +320,17 @@ llvm::Error Service::schedule(double now) {
     ctx.admit(int(i));
     if (i < running) {
       jobs[i].state = SimJob::State::Running;
-      jobs[i].running = &jobs[i].options->front();
+      jobs[i].running = runningOption(*jobs[i].options, (*allocs)[i].option,
+                                      held[i], cluster);
       jobs[i].placement = held[i];
       jobs[i].lastUpdate = jobs[i].lastMoved = now;
     }
   }
   // The service never moves a running job: frenzy runs without its
-  // elastic growth (frenzy-static), as in the live mode.
-  std::unique_ptr<Policy> policy =
-      makePolicy(o.policy == "frenzy" ? "frenzy-static" : o.policy);
+  // elastic growth (frenzy-static), as in the live mode. Built once, so
+  // its one-time warnings are printed once per service, not per round.
+  if (!policy)
+    policy = makePolicy(o.policy == "frenzy" ? "frenzy-static" : o.policy);
   policy->schedule(ctx);
   for (size_t i = running; i < rows.size(); ++i)
     if (jobs[i].state == SimJob::State::Running)

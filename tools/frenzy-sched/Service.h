@@ -78,6 +78,7 @@ private:
   std::unique_ptr<service::JobStore> store;
   std::unique_ptr<LaunchBackend> backend;
   std::map<std::string, std::vector<JobOption>> tables;
+  std::unique_ptr<Policy> policy; // built at the first schedule()
 };
 
 /// `frenzy-sched serve ARGS`: runs until SIGTERM/SIGINT (jobs keep running
