@@ -122,8 +122,6 @@ private:
   /// true when one moved.
   bool makeRoom(SimContext &ctx);
   Mode mode;
-  /// Per job: the option it was placed on (adaptive growth's way back).
-  std::vector<const JobOption *> placedOn;
 };
 
 double FrenzyPolicy::score(const SimJob &j, const JobOption &o,
@@ -144,7 +142,6 @@ double FrenzyPolicy::score(const SimJob &j, const JobOption &o,
 
 void FrenzyPolicy::schedule(SimContext &ctx) {
   if (mode == Mode::Adaptive) {
-    placedOn.resize(ctx.jobs().size(), nullptr);
     size_t waiting = place(ctx);
     if (waiting && giveBack(ctx))
       waiting = place(ctx);
@@ -166,9 +163,9 @@ bool FrenzyPolicy::giveBack(SimContext &ctx) {
   auto &jobs = ctx.jobs();
   std::vector<int> grown;
   for (int j : ctx.active())
-    if (jobs[j].state == SimJob::State::Running && placedOn[j] &&
-        jobs[j].running != placedOn[j] &&
-        jobs[j].running->totalGpus() > placedOn[j]->totalGpus())
+    if (jobs[j].state == SimJob::State::Running && jobs[j].placedOn &&
+        jobs[j].running != jobs[j].placedOn &&
+        jobs[j].running->totalGpus() > jobs[j].placedOn->totalGpus())
       grown.push_back(j);
   // The job with the least left gives back first: it loses the least.
   std::sort(grown.begin(), grown.end(), [&](int a, int b) {
@@ -181,7 +178,7 @@ bool FrenzyPolicy::giveBack(SimContext &ctx) {
     // Nearly done: finishing beats a restart.
     if (job.secondsOn(*job.running) < kGrowRestarts * ctx.restartSeconds())
       continue;
-    if (ctx.move(j, *placedOn[j], Fit::BestFit))
+    if (ctx.move(j, *job.placedOn, Fit::BestFit))
       moved = true;
   }
   return moved;
@@ -312,8 +309,8 @@ size_t FrenzyPolicy::place(SimContext &ctx) {
     if (best && mode == Mode::Adaptive && k + 1 == keys.size() && !leftBehind)
       startOn = grownOption(job, *best, fitting, perGpu);
     if (best && ctx.start(j, *startOn, Fit::BestFit)) {
-      if (!placedOn.empty())
-        placedOn[j] = best;
+      if (mode == Mode::Adaptive)
+        job.placedOn = best;
     } else
       leftBehind = true;
   }
@@ -407,9 +404,8 @@ bool FrenzyPolicy::makeRoom(SimContext &ctx) {
           smaller = &o;
       }
       if (smaller && ctx.move(r, *smaller, Fit::BestFit)) {
-        if (!placedOn.empty() && placedOn[r] &&
-            placedOn[r]->totalGpus() > smaller->totalGpus())
-          placedOn[r] = smaller;
+        if (job.placedOn && job.placedOn->totalGpus() > smaller->totalGpus())
+          job.placedOn = smaller;
         ++moved;
         break;
       }

@@ -27,6 +27,10 @@ struct SimJob {
   enum class State { Pending, Waiting, Running, Done } state = State::Pending;
   double remainingSteps = 0;
   const JobOption *running = nullptr; // the option it runs with
+  /// Adaptive frenzy: the efficient option it was placed on before it grew
+  /// (its way back when others wait). Kept with the job, not the policy, so
+  /// a driver that rebuilds its jobs each decision (the service) keeps it.
+  const JobOption *placedOn = nullptr;
   Placement placement;
   double lastUpdate = 0, pausedUntil = 0;
   double lastMoved = 0; // when it last started or moved
