@@ -10,6 +10,11 @@ MODE recovery: 19 jobs of 3 steps and one of 40 (submitted first), the
 MODE users: a second user (created with useradd) runs a job as itself,
   sees only its own jobs and may not cancel root's.
 MODE errors: bad submissions and a job that crashes on every attempt.
+MODE resize: the default policy (frenzy, --restart-cost=0) with one long
+  job alone on the cluster, then a short one: the long job is resized
+  through checkpoint, re-plan and resume (its stop file); the service is
+  SIGKILLed once the resize is asked and restarted; both jobs finish
+  once with the losses of an uninterrupted run (--ref3, --ref80).
 Every wait is on state the service reports (its socket, its status), with
 a deadline; never a bare sleep.
 """
@@ -63,11 +68,11 @@ def listening():
     return open(path).read().count("listening") if os.path.exists(path) else 0
 
 
-def serve(*extra, cluster=None):
+def serve(*extra, cluster=None, policy="fifo"):
     before = listening()
     out = open(os.path.join(WORK, "serve.out"), "a")
     p = subprocess.Popen([SCHED, "serve", f"--state-dir={STATE}",
-                          f"--cluster={cluster or CLUSTER}", "--policy=fifo",
+                          f"--cluster={cluster or CLUSTER}", f"--policy={policy}",
                           *extra],
                          stdout=out, stderr=subprocess.STDOUT)
     wait_for("the service to listen",
@@ -173,7 +178,14 @@ def recovery():
     print(f"done events: {sorted(set(n for _, n in dones))} per job, "
           f"{len(dones)} jobs; allocations left {leftover}")
     print(f"job {long_job}: attempts {final[long_job]['attempts']}")
-    ref3, ref40 = losses(arg("ref3")), losses(arg("ref40"))
+    check_losses(final, long_job)
+    sys.stderr.write(f"timing: first service {t1 - t0:.1f} s, restart to "
+                     f"all done {t2 - t1:.1f} s, total {t2 - t0:.1f} s\n")
+
+
+def check_losses(final, long_job, ref_long="ref40"):
+    """Each job's losses against the uninterrupted run of its length."""
+    ref3, ref40 = losses(arg("ref3")), losses(arg(ref_long))
     matched = 0
     for i, j in final.items():
         text = open(os.path.join(j["dir"], "log")).read()
@@ -186,8 +198,52 @@ def recovery():
             print(f"job {i}: losses differ: {got} vs {ref}")
     print(f"losses: {matched} of {len(final)} jobs equal to an "
           f"uninterrupted run, each finished once")
-    sys.stderr.write(f"timing: first service {t1 - t0:.1f} s, restart to "
-                     f"all done {t2 - t1:.1f} s, total {t2 - t0:.1f} s\n")
+
+
+def resize():
+    use_state("resize")
+    # The long job holds after its checkpoint of step 4 until the drill
+    # lets it go (frenzy-launch's FRENZY_TEST_HOLD_DIR, inherited through
+    # the service), so the short job always meets it there; the short one
+    # (3 steps) never reaches step 4.
+    hold = os.path.join(WORK, "hold")
+    os.makedirs(hold, exist_ok=True)
+    open(os.path.join(hold, "step-4"), "w").close()
+    os.environ["FRENZY_TEST_HOLD_DIR"] = hold
+    svc = serve("--restart-cost=0", policy="frenzy")
+    long_job = submit(MODEL, "--steps=80", f"--data={DATA}")
+    log = os.path.join(status()[long_job]["dir"], "log")
+    wait_for(f"job {long_job} to checkpoint step 4", lambda: os.path.exists(log)
+             and "checkpoint: step 4 " in open(log).read())
+    print(f"alone: job {long_job} on {status()[long_job].get('nodes')}")
+    short = submit(MODEL, "--steps=3", f"--data={DATA}")
+
+    def resize_asked():
+        db = sqlite3.connect(os.path.join(STATE, "queue.db"))
+        n = db.execute("SELECT COUNT(*) FROM events WHERE kind='resize'"
+                       ).fetchone()[0]
+        db.close()
+        return n
+    # The service dies with a resize in flight: its restart finishes it
+    # from the stop file (the job stopped meanwhile, or stops later).
+    wait_for("a resize to be asked", resize_asked)
+    svc.send_signal(signal.SIGKILL)
+    svc.wait()
+    os.remove(os.path.join(hold, "step-4"))  # it stops while none serves
+    print("killed: the service, with a resize asked")
+    svc = serve("--restart-cost=0", policy="frenzy")
+    final = wait_for("both jobs to end", all_final)
+    svc.send_signal(signal.SIGTERM)
+    svc.wait()
+    db = sqlite3.connect(os.path.join(STATE, "queue.db"))
+    for job in (long_job, short):
+        for kind, detail in db.execute(
+                "SELECT kind, detail FROM events WHERE job=? AND kind IN "
+                "('resize', 'requeued', 'started', 'done') ORDER BY id",
+                (job,)):
+            print(f"job {job}: {kind}: {detail}")
+    print(f"states: {sorted(j['state'] for j in final.values())}")
+    check_losses(final, long_job, "ref80")
 
 
 def users():
@@ -252,4 +308,5 @@ def errors():
 
 
 if __name__ == "__main__":
-    {"recovery": recovery, "users": users, "errors": errors}[sys.argv[1]]()
+    {"recovery": recovery, "users": users, "errors": errors,
+     "resize": resize}[sys.argv[1]]()

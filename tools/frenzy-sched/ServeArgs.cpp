@@ -10,6 +10,8 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
+
 using namespace frenzy;
 using namespace frenzy::sched;
 
@@ -57,6 +59,7 @@ bool frenzy::sched::parseServeArgs(llvm::ArrayRef<const char *> args,
   if (!parseSubArgs(args,
                     {"state-dir", "cluster", "socket", "socket-mode",
                      "frenzy-opt", "frenzy-launch", "policy", "max-restarts",
+                     "restart-cost",
                      "checkpoint-every", "db-timeout", "plan-timeout"},
                     a, err))
     return false;
@@ -102,10 +105,20 @@ bool frenzy::sched::parseServeArgs(llvm::ArrayRef<const char *> args,
     }
   if (a.flags.count("policy"))
     o.policy = a.flags["policy"];
-  if (o.policy != "frenzy" && o.policy != "fifo") {
-    err = "--policy must be frenzy or fifo (the service never moves a "
-          "running job), not '" + o.policy + "'";
+  if (o.policy != "frenzy" && o.policy != "frenzy-static" &&
+      o.policy != "fifo") {
+    err = "--policy must be frenzy (resizes running jobs through checkpoint, "
+          "re-plan and resume), frenzy-static or fifo (never move a running "
+          "job), not '" + o.policy + "'";
     return false;
+  }
+  if (a.flags.count("restart-cost")) {
+    const std::string &v = a.flags["restart-cost"];
+    if (llvm::StringRef(v).getAsDouble(o.restartCost) || o.restartCost < 0 ||
+        !std::isfinite(o.restartCost)) {
+      err = "--restart-cost needs seconds >= 0, not '" + v + "'";
+      return false;
+    }
   }
   int64_t restarts, every, dbMs, planS;
   if (!intFlag(a, "max-restarts", 2, restarts, err) ||

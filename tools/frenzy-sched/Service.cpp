@@ -96,11 +96,14 @@ Service::options(const std::string &key, const JobRow &j) {
 
 llvm::Error Service::attemptFailed(const JobRow &j, const std::string &why,
                                    double now) {
-  if (j.attempts > o.maxRestarts)
+  auto failed = failedAttempts(j);
+  if (!failed)
+    return failed.takeError();
+  if (*failed > o.maxRestarts)
     return store->endAttempt(
         j.id, JobState::Failed,
-        why + "; gave up after " + std::to_string(j.attempts) +
-            " attempts (--max-restarts=" + std::to_string(o.maxRestarts) + ")",
+        why + "; gave up after " + std::to_string(*failed) +
+            " failed attempts (--max-restarts=" + std::to_string(o.maxRestarts) + ")",
         now);
   return store->endAttempt(j.id, JobState::Queued,
                            why + "; resuming from its last checkpoint", now);
@@ -146,7 +149,11 @@ llvm::Expected<int> Service::reconcile(double now) {
     ++ended;
     llvm::Error e = llvm::Error::success();
     if (s.state == LaunchStatus::Exited && s.exitCode == 0) {
-      e = store->endAttempt(j.id, JobState::Done, "", now);
+      auto resized = finishResize(j, a, now);
+      if (!resized)
+        return resized.takeError();
+      if (!*resized)
+        e = store->endAttempt(j.id, JobState::Done, "", now);
     } else {
       backend->stop(a.handle); // stragglers of a lost session
       std::string why =
@@ -197,6 +204,9 @@ llvm::Error Service::launch(const JobRow &j, const JobOption &opt,
     r.argv.push_back("--data=" + j.data);
   if (checkpoint::latestStep(ckpt) > 0)
     r.argv.push_back("--resume=" + ckpt);
+  // How a resize stops it: after a checkpoint, on the service's word.
+  llvm::sys::fs::remove(stopFile(j, attempt));
+  r.argv.push_back("--stop-file=" + stopFile(j, attempt));
   r.log = j.dir + "/log";
   r.exitFile = attemptDir + "/exit";
   if (asUser) {
@@ -238,7 +248,7 @@ llvm::Error Service::launch(const JobRow &j, const JobOption &opt,
 /// allocation records and whose GPUs per type are those of its placement
 /// (the policy predicts its completion from it); the first option with
 /// those GPUs when the layout is gone from the table, else the first.
-static const JobOption *runningOption(const std::vector<JobOption> &opts,
+static const JobOption *runningOption(const SimJob &job,
                                       const std::string &layout,
                                       const Placement &p,
                                       const SchedCluster &cluster) {
@@ -255,16 +265,18 @@ static const JobOption *runningOption(const std::vector<JobOption> &opts,
     }
     return true;
   };
+  // The planner's options, then the user's request (what fifo runs).
   const JobOption *gpusOnly = nullptr;
-  for (const JobOption &o : opts) {
-    if (!sameGpus(o))
-      continue;
-    if (o.layout == layout)
-      return &o;
-    if (!gpusOnly)
-      gpusOnly = &o;
-  }
-  return gpusOnly ? gpusOnly : &opts.front();
+  for (const std::vector<JobOption> *opts : {job.options, &job.userOptions})
+    for (const JobOption &o : *opts) {
+      if (!sameGpus(o))
+        continue;
+      if (o.layout == layout)
+        return &o;
+      if (!gpusOnly)
+        gpusOnly = &o;
+    }
+  return gpusOnly ? gpusOnly : &job.options->front();
 }
 
 llvm::Error Service::schedule(double now) {
@@ -272,7 +284,8 @@ llvm::Error Service::schedule(double now) {
   auto queued = store->queued();
   if (!queued)
     return queued.takeError();
-  if (queued->empty())
+  bool resizing = o.policy == "frenzy";
+  if (queued->empty() && !resizing)
     return llvm::Error::success();
   auto allocs = store->allocations();
   if (!allocs)
@@ -297,6 +310,10 @@ llvm::Error Service::schedule(double now) {
     rows.push_back(**job);
     held.push_back(*p);
   }
+  // GPUs stay taken until their processes end: what a job just started
+  // may use is what no allocation holds (a job being resized holds its
+  // old GPUs until it has stopped).
+  SchedCluster busy = view;
   size_t running = rows.size();
   rows.insert(rows.end(), queued->begin(), queued->end());
   std::vector<JobSpec> specs;
@@ -310,30 +327,59 @@ llvm::Error Service::schedule(double now) {
     jobs[i].spec = &specs[i];
     jobs[i].options = *opts;
     jobs[i].userOptions = userRequestOptions(specs[i], **opts, view);
-    jobs[i].remainingSteps = double(rows[i].steps);
+    // Progress is what the last checkpoint holds: a restart resumes there.
+    int64_t doneSteps = checkpoint::latestStep(rows[i].dir + "/ckpt");
+    jobs[i].remainingSteps = double(std::max<int64_t>(1, rows[i].steps -
+                                                             doneSteps));
     jobs[i].roundsOnType.assign(view.types().size(), 0);
+    jobs[i].placedOn = placedOnOf(rows[i], **opts);
   }
   SimConfig config;
+  config.restartSeconds = o.restartCost;
   SimContext ctx(view, jobs, config);
   ctx.now = now;
+  std::vector<const JobOption *> placedBefore(rows.size()), ranOn(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     ctx.admit(int(i));
+    placedBefore[i] = jobs[i].placedOn;
     if (i < running) {
       jobs[i].state = SimJob::State::Running;
-      jobs[i].running = runningOption(*jobs[i].options, (*allocs)[i].option,
-                                      held[i], cluster);
+      jobs[i].running = runningOption(jobs[i], (*allocs)[i].option, held[i],
+                                      cluster);
+      ranOn[i] = jobs[i].running;
       jobs[i].placement = held[i];
-      jobs[i].lastUpdate = jobs[i].lastMoved = now;
+      jobs[i].lastUpdate = now;
+      jobs[i].lastMoved = jobs[i].firstStart = (*allocs)[i].started;
+      jobs[i].ranBefore = true;
     }
   }
-  // The service never moves a running job: frenzy runs without its
-  // elastic growth (frenzy-static), as in the live mode. Built once, so
-  // its one-time warnings are printed once per service, not per round.
+  // frenzy resizes running jobs through checkpoint, re-plan and resume;
+  // frenzy-static and fifo never move one. Built once, so its one-time
+  // warnings are printed once per service, not per round.
   if (!policy)
-    policy = makePolicy(o.policy == "frenzy" ? "frenzy-static" : o.policy);
+    policy = makePolicy(o.policy);
   policy->schedule(ctx);
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (jobs[i].placedOn && jobs[i].placedOn != placedBefore[i])
+      if (llvm::Error e = store->addEvent(rows[i].id, "placed-on",
+                                          jobs[i].placedOn->layout, now))
+        return e;
+  for (size_t i = 0; i < running; ++i) {
+    const AllocationRow &a = (*allocs)[i];
+    bool moved = jobs[i].state != SimJob::State::Running ||
+                 jobs[i].running != ranOn[i] ||
+                 placementText(jobs[i].placement) != a.placement;
+    if (!moved || resizePending(rows[i], a))
+      continue;
+    bool stays = jobs[i].state == SimJob::State::Running;
+    if (llvm::Error e = requestResize(rows[i], a,
+                                      stays ? jobs[i].running : nullptr,
+                                      jobs[i].placement, now))
+      return e;
+  }
   for (size_t i = running; i < rows.size(); ++i)
-    if (jobs[i].state == SimJob::State::Running)
+    if (jobs[i].state == SimJob::State::Running &&
+        busy.take(jobs[i].placement)) // else: next round, once freed
       if (llvm::Error e = launch(rows[i], *jobs[i].running,
                                  jobs[i].placement, now))
         return e;

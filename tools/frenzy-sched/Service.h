@@ -21,6 +21,9 @@ struct ServeOptions {
   unsigned socketMode = 0600; // who may connect (and so submit)
   std::string frenzyOpt, frenzyLaunch;
   std::string policy = "frenzy"; // an event-driven policy
+  /// Seconds the policy charges a resize (stop at a checkpoint, re-plan,
+  /// resume): the simulator's default.
+  double restartCost = 30;
   int maxRestarts = 2;       // attempts after the first before a job fails
   int checkpointEvery = 1;   // steps between a job's checkpoints
   int dbTimeoutMs = 5000;    // waiting for a locked database
@@ -72,6 +75,28 @@ private:
   /// once it used up --max-restarts.
   llvm::Error attemptFailed(const service::JobRow &j, const std::string &why,
                             double now);
+
+  // Resizing a running job (ServiceResize.cpp).
+  static std::string stopFile(const service::JobRow &j, int64_t attempt);
+  /// Whether the attempt was asked to stop for a resize.
+  static bool resizePending(const service::JobRow &j,
+                            const service::AllocationRow &a);
+  /// Asks the attempt to stop after its next checkpoint, to go to `to` on
+  /// `where` (to wait in the queue when `to` is null).
+  llvm::Error requestResize(const service::JobRow &j,
+                            const service::AllocationRow &a,
+                            const JobOption *to, const Placement &where,
+                            double now);
+  /// An attempt that exited 0: when it stopped for a resize, requeues it
+  /// and starts it on its target if free; true then.
+  llvm::Expected<bool> finishResize(const service::JobRow &j,
+                                    const service::AllocationRow &a,
+                                    double now);
+  /// Attempts that failed (started ones, resizes not counted).
+  llvm::Expected<int> failedAttempts(const service::JobRow &j);
+  /// The option a grown job goes back to (its last "placed-on" event).
+  const JobOption *placedOnOf(const service::JobRow &j,
+                              const std::vector<JobOption> &opts);
 
   const ServeOptions &o;
   SchedCluster cluster; // every GPU free; allocations are applied per use
