@@ -24,7 +24,8 @@ bool SimContext::start(int j, const JobOption &o, Fit fit) {
   // A job that ran before restarts from its checkpoint; a new one pays its
   // start-up (launcher, ranks, runtime initialisation).
   job.pausedUntil =
-      now + (job.ranBefore ? config.restartSeconds : config.startSeconds);
+      now + (job.ranBefore ? config.restartSeconds
+                           : config.startFor(o.totalGpus()));
   if (job.ranBefore)
     ++job.restarts;
   if (job.firstStart < 0)

@@ -23,6 +23,14 @@ struct LiveOptions {
 int runLive(std::vector<SimJob> jobs, const SchedCluster &cluster,
             Policy &policy, const SimResult &predicted, const LiveOptions &o);
 
+/// --start-cost=measure (LiveStartup.cpp): per GPU count the queue's
+/// options use, the seconds before a new job's first step (its plan made
+/// and run for one step on the idle cluster, less that step's predicted
+/// time; median of `rounds`). Printed on stderr.
+llvm::Expected<std::map<int64_t, double>>
+measureStartup(const std::vector<SimJob> &jobs, const SchedCluster &cluster,
+               const LiveOptions &o, int rounds);
+
 } // namespace frenzy::sched
 
 #endif

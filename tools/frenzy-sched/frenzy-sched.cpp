@@ -82,11 +82,11 @@ static cl::opt<double> solverSeconds(
 static cl::opt<double> restartCost("restart-cost",
                                    cl::cat(schedCategory), cl::desc("seconds per checkpoint-restart"),
                                    cl::init(30));
-static cl::opt<double>
-    startCost("start-cost",
+static cl::opt<std::string>
+    startCostText("start-cost",
               cl::cat(schedCategory), cl::desc("seconds of start-up before a new job makes progress "
-                       "(launcher, ranks, runtime); default 0"),
-              cl::init(0));
+                       "(launcher, ranks, runtime); default 0; with --live, `measure`: timed per GPU count before the queue"),
+              cl::init("0"));
 static cl::opt<std::string>
     emit("emit", cl::cat(schedCategory), cl::desc("jobs (per-job table and metrics), metrics, "
                           "options (option tables) or queue (the job queue "
@@ -173,8 +173,16 @@ int main(int argc, char **argv) {
       emit != "queue")
     return fail("--emit must be jobs, metrics, options or queue, not '" +
                 emit + "'");
-  if (!(restartCost >= 0) || !(startCost >= 0))
-    return fail("--restart-cost and --start-cost must not be negative");
+  double startCost = 0;
+  bool measureStart = startCostText == "measure";
+  if (measureStart && !live)
+    return fail("--start-cost=measure times real launches: it needs --live");
+  if (!measureStart && (llvm::StringRef(startCostText).getAsDouble(startCost) ||
+                        !(startCost >= 0)))
+    return fail("--start-cost needs seconds >= 0 or `measure`, not '" +
+                startCostText + "'");
+  if (!(restartCost >= 0))
+    return fail("--restart-cost must not be negative");
   if (!(arrivalScale > 0) || !(maxJobHours > 0) || !(jobsPerHour > 0))
     return fail("--arrival-scale, --max-job-hours and --jobs-per-hour must "
                 "be positive");
@@ -282,12 +290,30 @@ int main(int argc, char **argv) {
       if (j.onnx.empty())
         return fail(j.where + ": job '" + j.name + "': --live runs ONNX jobs "
                     "only (it needs a model to compile and run)");
+    LiveOptions lo{outDir, frenzyOpt, frenzyLaunch, liveLimit, liveData};
+    // Jobs run in their own directories (the launch backend's working
+    // directory is the log's): every path they are given is absolute.
+    // (A program named without a slash is looked up on PATH.)
+    for (std::string *path : {&lo.dir, &lo.frenzyOpt, &lo.frenzyLaunch,
+                              &lo.data})
+      if (!path->empty() &&
+          (path == &lo.dir || path == &lo.data ||
+           llvm::StringRef(*path).contains('/'))) {
+        llvm::SmallString<256> abs(*path);
+        llvm::sys::fs::make_absolute(abs);
+        *path = abs.str().str();
+      }
+    if (measureStart) {
+      auto measured = measureStartup(sim, *cluster, lo, 3);
+      if (!measured)
+        return fail(llvm::toString(measured.takeError()));
+      config.startSecondsByGpus = std::move(*measured);
+    }
     std::unique_ptr<Policy> policy = makePolicy(livePolicy);
     auto predicted = simulate(*cluster, sim, *policy, config);
     if (!predicted)
       return fail(llvm::toString(predicted.takeError()));
-    return runLive(sim, *cluster, *makePolicy(livePolicy), *predicted,
-                   {outDir, frenzyOpt, frenzyLaunch, liveLimit, liveData});
+    return runLive(sim, *cluster, *makePolicy(livePolicy), *predicted, lo);
   }
   for (const std::string &p : policies) {
     std::unique_ptr<Policy> policy = makePolicy(p, policyOptions);

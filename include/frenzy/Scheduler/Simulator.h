@@ -14,6 +14,7 @@
 
 #include "frenzy/Scheduler/SchedCluster.h"
 
+#include <map>
 #include <memory>
 
 namespace frenzy::sched {
@@ -53,6 +54,13 @@ struct SimJob {
 struct SimConfig {
   double restartSeconds = 30; // checkpoint, requeue, reload: per restart
   double startSeconds = 0;    // process and runtime start-up of a first start
+  /// Measured start-up by the GPU count started on (the live mode's
+  /// --start-cost=measure); counts not listed pay startSeconds.
+  std::map<int64_t, double> startSecondsByGpus;
+  double startFor(int64_t gpus) const {
+    auto it = startSecondsByGpus.find(gpus);
+    return it == startSecondsByGpus.end() ? startSeconds : it->second;
+  }
 };
 
 class SimContext {
