@@ -16,13 +16,16 @@
 # 1ms: 1 ms of each link's rate) is the links' tbf bucket (netns_cluster.sh --burst); SHAPER=htb
 # shapes them with htb instead (netns_cluster.sh --shaper). The compute side is the cpu type's
 # profile measured by frenzy-calibrate just before the runs (PROFILE=FILE: use FILE instead).
+# Run it as `chrt -f 10 bench/netns_network_model.sh ...` (root) on a machine shared with other
+# work: SCHED_FIFO gives calibration and ranks the cores as on an idle machine (docs/multinode.md).
 set -euo pipefail
 steps=${1:-12}
 burst=${2:-1ms}
 src=$(cd "$(dirname "$0")/.." && pwd)
 [[ -x $src/build/bin/frenzy-opt ]] && export PATH=$src/build/bin:$PATH
 work=$(mktemp -d /tmp/netns_network_model.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# KEEP=1 leaves the plans, traces and logs in $work for a closer look.
+if [[ -n ${KEEP:-} ]]; then echo "work directory kept: $work"; else trap 'rm -rf "$work"' EXIT; fi
 python3 "$src/scripts/make_corpus.py" "$src/data/corpus-gpl3.txt" "$work/corpus.tokens" > /dev/null
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 # The compute side: the cpu type's profile measured here and now, on the

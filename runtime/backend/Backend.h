@@ -78,6 +78,10 @@ public:
   virtual void setScalar(int32_t id, float value) = 0;
   /// The sum over the rank's TP group that tp_all_reduce calls.
   virtual void setTpAllReduce(std::function<void(float *, int64_t)> f) = 0;
+  /// Called between kernels (StepContext::betweenKernels). A device
+  /// backend's kernels run asynchronously to the host and its transport
+  /// (NCCL) progresses on its own: the default ignores it.
+  virtual void setBetweenKernels(std::function<void()>) {}
 
   // --- Gradient accumulators (one set per rank, not per micro-batch) ---
   /// The first micro-batch's gradient becomes its accumulator.

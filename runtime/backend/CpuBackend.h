@@ -51,6 +51,9 @@ public:
   void setTpAllReduce(std::function<void(float *, int64_t)> f) override {
     ex->context().tpAllReduce = std::move(f);
   }
+  void setBetweenKernels(std::function<void()> f) override {
+    ex->context().betweenKernels = std::move(f);
+  }
 
   void keepGradient(int32_t g) override;
   void addGradient(int32_t g) override;

@@ -97,6 +97,10 @@ public:
   virtual bool arrived(int peer, int tag) = 0;
   /// Waits until every send() has been delivered.
   virtual void waitSends() = 0;
+  /// Lets sends in flight advance without waiting for them; cheap when
+  /// none is (called between kernels). A transport whose sends complete
+  /// by themselves (shared memory, NCCL's proxy thread) needs nothing.
+  virtual void progress() {}
 
   // --- Groups and collectives ---
   /// A group of `ranks` (this process must be one of them; every member

@@ -57,6 +57,7 @@ public:
   void probe(int peer, int tag, double napUntil) override;
   bool arrived(int peer, int tag) override;
   void waitSends() override;
+  void progress() override;
 
   Group group(const std::vector<int32_t> &ranks, int tag) override;
   using Comm::allReduceMax;

@@ -203,6 +203,8 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &host, const MakeBackend &make)
     }
   }
   ex.context().tpRank = me.tp_rank();
+  if (comm->size() > 1)
+    be->setBetweenKernels([this] { comm->progress(); });
   planSlots = plan.side_tasks_size() > 0;
 }
 

@@ -430,6 +430,8 @@ void Executor::run(const std::vector<int32_t> &instrs) {
     activationPeak = std::max(activationPeak, live + ctx.workspaceBytes);
     for (int32_t id : freeAfter[i])
       recycle(tensors[id]);
+    if (ctx.betweenKernels)
+      ctx.betweenKernels();
     if (producesLoss && !std::isfinite(tensors[lossTensor].f32()[0]))
       throw RuntimeError("step " + std::to_string(step) + ": the loss is " +
                          std::to_string(tensors[lossTensor].f32()[0]) +
