@@ -117,6 +117,13 @@ private:
 /// and are adopted by the next start). Returns the exit code.
 int serveMain(llvm::ArrayRef<const char *> args, const char *argv0);
 
+/// The option a running job was started with, among `job`'s options and
+/// user requests (Service.cpp; the status page predicts its finish from
+/// the same one). `job.options` is not empty.
+const JobOption *runningOption(const SimJob &job, const std::string &layout,
+                               const Placement &p,
+                               const SchedCluster &cluster);
+
 /// "node:count,..." of a placement and back.
 std::string placementText(const Placement &p);
 std::optional<Placement> parsePlacement(llvm::StringRef s, size_t nodes);

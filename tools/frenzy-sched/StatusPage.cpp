@@ -6,9 +6,10 @@
 // the node: the timeline gives each attempt, in start order, the node's
 // lowest-numbered GPUs free at its start (always enough, since the service
 // never over-allocates a node), so an attempt keeps one row from start to
-// end. A running job's predicted finish is its option's predicted step
-// time times the steps left after its last complete checkpoint, counted
-// from that checkpoint's time (from the attempt's start before the first).
+// end. A running job's predicted finish is the predicted step time of its
+// option (the one the policy predicts with: runningOption) times the steps
+// left after its last complete checkpoint, counted from that checkpoint's
+// time (from the attempt's start before the first).
 //
 //===----------------------------------------------------------------------===//
 #include "StatusPage.h"
@@ -42,7 +43,7 @@ static std::string gpuId(const SchedCluster &c, int node, int64_t index) {
 }
 
 double StatusPage::stepSeconds(JobStore &store, const std::string &key,
-                               const std::string &layout, int64_t gpus) {
+                               const std::string &layout, const Placement &p) {
   auto it = tables.find(key);
   if (it == tables.end()) {
     auto text = store.optionTable(key);
@@ -58,22 +59,14 @@ double StatusPage::stepSeconds(JobStore &store, const std::string &key,
     }
     it = tables.emplace(key, std::move(*parsed)).first;
   }
-  for (const JobOption &o : it->second)
-    if (o.layout == layout && o.totalGpus() == gpus)
-      return o.stepSeconds;
-  // FIFO's fixed user request holds its GPUs and runs the table's option
-  // it names at that option's speed (userRequestOptions).
-  llvm::StringRef l(layout);
-  if (l.consume_front("user request ")) {
-    size_t at = l.find(" (runs ");
-    if (at != llvm::StringRef::npos && l.consume_back(")")) {
-      llvm::StringRef runs = l.drop_front(at + 7);
-      for (const JobOption &o : it->second)
-        if (o.layout == runs)
-          return o.stepSeconds;
-    }
-  }
-  return 0;
+  if (it->second.empty())
+    return 0;
+  // The job as the service's policy sees it: the table and the user
+  // request made from it (the service's jobs keep JobSpec's defaults).
+  SimJob job;
+  job.options = &it->second;
+  job.userOptions = userRequestOptions(JobSpec(), it->second, cluster);
+  return runningOption(job, layout, p, cluster)->stepSeconds;
 }
 
 namespace {
@@ -191,19 +184,17 @@ llvm::Expected<json::Object> StatusPage::snapshot(JobStore &store,
     if (it == allocOf.end())
       continue; // cannot happen inside one snapshot (checkConsistency)
     const AllocationRow &a = *it->second;
-    std::optional<Placement> p =
-        parsePlacement(a.placement, cluster.nodes().size());
-    int64_t n = 0;
+    Placement p =
+        parsePlacement(a.placement, cluster.nodes().size()).value_or(
+            Placement{});
     json::Array nodes;
-    for (const NodeGrant &g : p.value_or(Placement{})) {
-      n += g.count;
+    for (const NodeGrant &g : p)
       nodes.push_back(cluster.nodes()[g.node].name + ":" +
                       std::to_string(g.count));
-    }
     json::Array gpus;
     for (const std::string &id : gpusOf[j.id])
       gpus.push_back(id);
-    double step = stepSeconds(store, j.optionsKey, a.option, n);
+    double step = p.empty() ? 0 : stepSeconds(store, j.optionsKey, a.option, p);
     // Progress is what the last complete checkpoint holds (the service
     // reads no training output); its manifest's time dates it.
     std::string ckpt = j.dir + "/ckpt";

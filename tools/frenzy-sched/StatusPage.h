@@ -31,11 +31,11 @@ public:
                                               double now);
 
 private:
-  /// Predicted seconds per step of the option `layout` on `gpus` GPUs of
-  /// the table `key` (0 when unknown). A key names one (model, batch, seq)
-  /// and its table never changes, so each is parsed once.
+  /// Predicted seconds per step of the option a job runs with `layout` on
+  /// `p`, from the table `key` (0 when unknown). A key names one (model,
+  /// batch, seq) and its table never changes, so each is parsed once.
   double stepSeconds(service::JobStore &store, const std::string &key,
-                     const std::string &layout, int64_t gpus);
+                     const std::string &layout, const Placement &p);
   const SchedCluster &cluster;
   double window;
   std::map<std::string, std::vector<JobOption>> tables;
