@@ -16,6 +16,7 @@ packages+=(clang libclang-rt-14-dev)  # libFuzzer + sanitizers: scripts/fuzz.sh,
 packages+=(coinor-libcbc-dev)  # the scheduler baselines' MILP/LP solver (lib/Scheduler/Solver.cpp)
 packages+=(slurmctld slurmd slurm-client munge)  # scheduler tests: sbatch --test-only on localhost
 packages+=(libsqlite3-dev)  # frenzy-sched serve: the persistent job queue (docs/scheduler.md)
+packages+=(chromium)  # headless browser of the status-page test (test/Scheduler/serve-statuspage.test)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -67,9 +67,15 @@ frenzy::sched::readOptionTable(llvm::StringRef path, const SchedCluster &c) {
                                    "%s: cannot read option table: %s",
                                    path.str().c_str(),
                                    buf.getError().message().c_str());
+  return parseOptionTable((*buf)->getBuffer(), path, c);
+}
+
+llvm::Expected<std::vector<JobOption>>
+frenzy::sched::parseOptionTable(llvm::StringRef text, llvm::StringRef path,
+                                const SchedCluster &c) {
   std::vector<JobOption> out;
   llvm::SmallVector<llvm::StringRef> lines;
-  (*buf)->getBuffer().split(lines, '\n');
+  text.split(lines, '\n');
   for (size_t ln = 0; ln < lines.size(); ++ln) {
     llvm::StringRef line = lines[ln].trim();
     if (line.empty() || line.starts_with("#"))

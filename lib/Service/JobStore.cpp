@@ -455,6 +455,56 @@ llvm::Expected<std::vector<EventRow>> JobStore::events(int64_t job) {
   return out;
 }
 
+llvm::Error JobStore::readTransaction(llvm::function_ref<llvm::Error()> body) {
+  if (llvm::Error e = exec("BEGIN DEFERRED"))
+    return e;
+  llvm::Error e = body();
+  // Nothing was written: ending the snapshot cannot lose anything.
+  sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  return e;
+}
+
+llvm::Expected<std::vector<AttemptSpan>>
+JobStore::attemptSpans(double since) {
+  // startAttempt writes "attempt N on PLACEMENT (OPTION)"; the next event
+  // of the job that ends an attempt closes it (a job runs one attempt at a
+  // time, so its events alternate).
+  Stmt s(db, "SELECT s.job, s.time, s.detail, "
+             "(SELECT e.time FROM events e WHERE e.job=s.job AND e.id>s.id "
+             "  AND e.kind IN ('done','failed','cancelled','requeued') "
+             "  ORDER BY e.id LIMIT 1), "
+             "(SELECT e.kind FROM events e WHERE e.job=s.job AND e.id>s.id "
+             "  AND e.kind IN ('done','failed','cancelled','requeued') "
+             "  ORDER BY e.id LIMIT 1) "
+             "FROM events s WHERE s.kind='started' ORDER BY s.time, s.id");
+  std::vector<AttemptSpan> out;
+  int rc;
+  while ((rc = s.step()) == SQLITE_ROW) {
+    AttemptSpan a;
+    a.job = s.i64(0);
+    a.start = s.real(1);
+    a.end = s.null(3) ? -1 : s.real(3);
+    a.outcome = s.text(4);
+    if (a.end >= 0 && a.end < since)
+      continue;
+    std::string detail = s.text(2);
+    llvm::StringRef rest(detail), n;
+    if (!rest.consume_front("attempt "))
+      continue; // not written by startAttempt
+    std::tie(n, rest) = rest.split(" on ");
+    if (n.getAsInteger(10, a.attempt))
+      continue;
+    auto [placement, option] = rest.split(" (");
+    a.placement = placement.str();
+    option.consume_back(")");
+    a.option = option.str();
+    out.push_back(std::move(a));
+  }
+  if (rc != SQLITE_DONE)
+    return error("cannot list the attempts");
+  return out;
+}
+
 llvm::Expected<std::string> JobStore::checkConsistency() {
   Stmt s(db, "SELECT id, state FROM jobs WHERE (state='running') != "
              "(id IN (SELECT job FROM allocations)) UNION ALL "

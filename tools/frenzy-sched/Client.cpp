@@ -57,7 +57,7 @@ int frenzy::sched::clientMain(llvm::StringRef command,
     known.insert(known.end(), {"steps", "data", "deadline", "priority",
                                "global-batch", "seq"});
   if (command == "status")
-    known.push_back("json");
+    known.insert(known.end(), {"json", "page"});
   if (!parseSubArgs(args, known, a, err))
     return fail(command, err);
   std::string socket = a.flags["socket"];
@@ -80,7 +80,11 @@ int frenzy::sched::clientMain(llvm::StringRef command,
   if (!positionals)
     return fail(command, "usage: frenzy-sched status [JOB]");
 
-  json::Object req{{"op", command}};
+  // status --page: the status page's document (docs/scheduler.md).
+  bool page = a.flags.count("page");
+  if (page && !a.positional.empty())
+    return fail(command, "--page shows the whole queue; give no job id");
+  json::Object req{{"op", page ? "page" : command}};
   std::vector<int> fds;
   auto closeFds = [&] {
     for (int f : fds)
@@ -159,6 +163,11 @@ int frenzy::sched::clientMain(llvm::StringRef command,
     llvm::outs() << "cancelled " << r->getInteger("job").value_or(-1) << "\n";
   else if (command == "logs")
     llvm::outs() << r->getString("log").value_or("");
+  else if (page)
+    llvm::outs() << json::Value(json::Object(
+                        r->getObject("page") ? *r->getObject("page")
+                                             : json::Object()))
+                 << "\n";
   else if (a.flags.count("json"))
     llvm::outs() << json::Value(json::Object(*r)) << "\n";
   else {

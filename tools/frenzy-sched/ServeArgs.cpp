@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "ServeArgs.h"
 
+#include "frenzy/Service/LocalHttp.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -52,6 +54,39 @@ bool frenzy::sched::intFlag(const SubArgs &a, const char *name, int64_t def,
   return true;
 }
 
+/// --http, --http-allow-remote, --http-timeout, --status-window.
+static bool parseHttpArgs(SubArgs &a, ServeOptions &o, std::string &err) {
+  int64_t timeoutMs, window;
+  if (!intFlag(a, "http-timeout", 2000, timeoutMs, err) ||
+      !intFlag(a, "status-window", 3 * 3600, window, err))
+    return false;
+  if (timeoutMs == 0 || window == 0) {
+    err = "--http-timeout and --status-window must be positive";
+    return false;
+  }
+  if (a.flags.count("http") && a.flags["http"].empty()) {
+    err = "--http needs HOST:PORT, e.g. --http=127.0.0.1:0 (0: any free "
+          "port, written to STATE/http.port)";
+    return false;
+  }
+  auto remote = a.flags.find("http-allow-remote");
+  if (remote != a.flags.end() && !remote->second.empty()) {
+    err = "--http-allow-remote takes no value";
+    return false;
+  }
+  o.http = a.flags["http"];
+  if (!o.http.empty()) // checked here too: a bad address stops nothing
+    if (auto at = service::parseHttpEndpoint(o.http, remote != a.flags.end());
+        !at) {
+      err = llvm::toString(at.takeError());
+      return false;
+    }
+  o.httpAllowRemote = remote != a.flags.end();
+  o.httpTimeoutMs = int(timeoutMs);
+  o.statusWindowS = double(window);
+  return true;
+}
+
 bool frenzy::sched::parseServeArgs(llvm::ArrayRef<const char *> args,
                                    const char *argv0, ServeOptions &o,
                                    std::string &err) {
@@ -60,7 +95,8 @@ bool frenzy::sched::parseServeArgs(llvm::ArrayRef<const char *> args,
                     {"state-dir", "cluster", "socket", "socket-mode",
                      "frenzy-opt", "frenzy-launch", "policy", "max-restarts",
                      "restart-cost",
-                     "checkpoint-every", "db-timeout", "plan-timeout"},
+                     "checkpoint-every", "db-timeout", "plan-timeout", "http",
+                     "http-allow-remote", "http-timeout", "status-window"},
                     a, err))
     return false;
   if (!a.positional.empty()) {
@@ -134,5 +170,5 @@ bool frenzy::sched::parseServeArgs(llvm::ArrayRef<const char *> args,
   o.checkpointEvery = int(every);
   o.dbTimeoutMs = int(dbMs);
   o.planTimeoutS = int(planS);
-  return true;
+  return parseHttpArgs(a, o, err);
 }

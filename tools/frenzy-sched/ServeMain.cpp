@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "ServeArgs.h"
 #include "Service.h"
+#include "ServiceHttp.h"
 
 #include "frenzy/Service/UnixSocket.h"
 
@@ -88,6 +89,14 @@ int frenzy::sched::serveMain(llvm::ArrayRef<const char *> args,
   auto store = JobStore::open(o.stateDir + "/queue.db", o.dbTimeoutMs);
   if (!store)
     return fail(llvm::toString(store.takeError()));
+  // The status page gets the cluster before the service takes it.
+  std::unique_ptr<StatusHttp> http;
+  if (!o.http.empty()) {
+    auto h = StatusHttp::start(o, *cluster);
+    if (!h)
+      return fail(llvm::toString(h.takeError()));
+    http = std::move(*h);
+  }
   Service svc(o, std::move(*cluster), std::move(*store), makeLocalBackend());
   auto before = svc.storeRef().allocations();
   if (!before)
@@ -114,6 +123,9 @@ int frenzy::sched::serveMain(llvm::ArrayRef<const char *> args,
   auto listener = listenUnix(o.socket, o.socketMode);
   if (!listener)
     return fail(llvm::toString(listener.takeError()));
+  if (http)
+    llvm::outs() << "frenzy-sched serve: status page on " << http->url()
+                 << " (port in " << o.stateDir << "/http.port)\n";
   llvm::outs() << "frenzy-sched serve: listening on " << o.socket << " ("
                << spec->name << ", " << svc.gpuCount() << " GPUs, backend "
                << "local, policy " << o.policy << ")\n";

@@ -248,10 +248,10 @@ llvm::Error Service::launch(const JobRow &j, const JobOption &opt,
 /// allocation records and whose GPUs per type are those of its placement
 /// (the policy predicts its completion from it); the first option with
 /// those GPUs when the layout is gone from the table, else the first.
-static const JobOption *runningOption(const SimJob &job,
-                                      const std::string &layout,
-                                      const Placement &p,
-                                      const SchedCluster &cluster) {
+const JobOption *frenzy::sched::runningOption(const SimJob &job,
+                                             const std::string &layout,
+                                             const Placement &p,
+                                             const SchedCluster &cluster) {
   std::map<int, int64_t> perType;
   for (const NodeGrant &g : p)
     perType[cluster.nodes()[g.node].type] += g.count;

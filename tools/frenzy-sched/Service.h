@@ -28,6 +28,11 @@ struct ServeOptions {
   int checkpointEvery = 1;   // steps between a job's checkpoints
   int dbTimeoutMs = 5000;    // waiting for a locked database
   int planTimeoutS = 300;    // frenzy-opt making a submission's options
+  // The status page (ServiceHttp.cpp): off unless --http=HOST:PORT.
+  std::string http;
+  bool httpAllowRemote = false;   // bind a non-loopback address
+  int httpTimeoutMs = 2000;       // to read a request, and to write a reply
+  double statusWindowS = 3 * 3600; // how far back the timeline reaches
 };
 
 /// The running service: its database, cluster, backend and the option
@@ -62,6 +67,8 @@ private:
   llvm::json::Object cancel(const llvm::json::Object &req, unsigned uid,
                             double now);
   llvm::json::Object logs(const llvm::json::Object &req, unsigned uid);
+  /// The status page's document (ServiceHttp.cpp).
+  llvm::json::Object page(double now);
   /// The job of `req["job"]` if `uid` may see it, else an error reply.
   llvm::Expected<service::JobRow> ownJob(const llvm::json::Object &req,
                                          unsigned uid);
@@ -109,6 +116,13 @@ private:
 /// `frenzy-sched serve ARGS`: runs until SIGTERM/SIGINT (jobs keep running
 /// and are adopted by the next start). Returns the exit code.
 int serveMain(llvm::ArrayRef<const char *> args, const char *argv0);
+
+/// The option a running job was started with, among `job`'s options and
+/// user requests (Service.cpp; the status page predicts its finish from
+/// the same one). `job.options` is not empty.
+const JobOption *runningOption(const SimJob &job, const std::string &layout,
+                               const Placement &p,
+                               const SchedCluster &cluster);
 
 /// "node:count,..." of a placement and back.
 std::string placementText(const Placement &p);

@@ -295,6 +295,8 @@ json::Object Service::handle(const json::Object &req, unsigned uid,
     return cancel(req, uid, now);
   if (op == "logs")
     return logs(req, uid);
+  if (op == "page")
+    return page(now);
   return refuse("unknown request '" + op.value_or("") +
-                "'; valid: submit, status, cancel, logs");
+                "'; valid: submit, status, cancel, logs, page");
 }

@@ -45,11 +45,12 @@ protected:
     j.submitted = 100;
     return j;
   }
-  static AllocationRow alloc(int64_t job, int64_t attempt) {
+  static AllocationRow alloc(int64_t job, int64_t attempt,
+                             const char *placement = "0:1") {
     AllocationRow a;
     a.job = job;
     a.attempt = attempt;
-    a.placement = "0:1";
+    a.placement = placement;
     a.option = "1 cpu";
     return a;
   }
@@ -165,6 +166,80 @@ TEST_F(JobStoreTest, LockedFileFailsAfterTheTimeout) {
   sqlite3_close(other);
   auto again = open();
   EXPECT_EQ(*again->checkConsistency(), "");
+}
+
+// What the status page reads (StatusPage.cpp): attempts rebuilt from the
+// events table (allocations hold only running ones), and a snapshot that a
+// write on another connection does not change.
+TEST_F(JobStoreTest, SpansFollowAttemptsAndTheWindow) {
+  auto s = open();
+  JobRow a = job(7), b = job(7);
+  ASSERT_FALSE(bool(s->addJob(a)));
+  ASSERT_FALSE(bool(s->addJob(b)));
+  // a: requeued once (lost at 120), then done at 150; b: still running.
+  // An option with parentheses of its own (FIFO's user requests have them).
+  AllocationRow first1 = alloc(a.id, 1, "0:2");
+  first1.option = "user request 2xcpu (runs dp 2)";
+  ASSERT_FALSE(bool(s->startAttempt(a.id, first1, 110)));
+  ASSERT_FALSE(bool(s->endAttempt(a.id, JobState::Queued, "lost", 120)));
+  ASSERT_FALSE(bool(s->startAttempt(a.id, alloc(a.id, 2, "1:1,0:1"), 130)));
+  ASSERT_FALSE(bool(s->endAttempt(a.id, JobState::Done, "", 150)));
+  ASSERT_FALSE(bool(s->startAttempt(b.id, alloc(b.id, 1, "0:1"), 140)));
+  auto all = s->attemptSpans(0);
+  ASSERT_TRUE(bool(all)) << llvm::toString(all.takeError());
+  ASSERT_EQ(all->size(), 3u);
+  const AttemptSpan &first = (*all)[0], &second = (*all)[1], &run = (*all)[2];
+  EXPECT_EQ(first.job, a.id);
+  EXPECT_EQ(first.attempt, 1);
+  EXPECT_EQ(first.placement, "0:2");
+  EXPECT_EQ(first.option, "user request 2xcpu (runs dp 2)");
+  EXPECT_EQ(first.start, 110);
+  EXPECT_EQ(first.end, 120);
+  EXPECT_EQ(first.outcome, "requeued");
+  EXPECT_EQ(second.attempt, 2);
+  EXPECT_EQ(second.placement, "1:1,0:1");
+  EXPECT_EQ(second.end, 150);
+  EXPECT_EQ(second.outcome, "done");
+  EXPECT_EQ(run.job, b.id);
+  EXPECT_EQ(run.start, 140);
+  EXPECT_LT(run.end, 0);
+  EXPECT_EQ(run.outcome, "");
+  // Attempts that ended before the window are left out; running ones stay.
+  auto recent = s->attemptSpans(125);
+  ASSERT_TRUE(bool(recent));
+  ASSERT_EQ(recent->size(), 2u);
+  EXPECT_EQ((*recent)[0].attempt, 2);
+  EXPECT_EQ((*recent)[1].job, b.id);
+}
+
+TEST_F(JobStoreTest, ReadTransactionSeesOneState) {
+  auto writer = open(), reader = open();
+  JobRow j = job(7);
+  ASSERT_FALSE(bool(writer->addJob(j)));
+  ASSERT_FALSE(bool(writer->startAttempt(j.id, alloc(j.id, 1, "0:1"), 101)));
+  size_t allocsSeen = 0;
+  std::string stateSeen;
+  llvm::Error e = reader->readTransaction([&]() -> llvm::Error {
+    auto a = reader->allocations();
+    if (!a)
+      return a.takeError();
+    allocsSeen = a->size();
+    // The job ends on the writer's connection in the middle of the read:
+    // the reader's snapshot still shows it running with its allocation.
+    if (llvm::Error w = writer->endAttempt(j.id, JobState::Done, "", 102))
+      return w;
+    auto row = reader->job(j.id);
+    if (!row)
+      return row.takeError();
+    stateSeen = stateName((*row)->state);
+    return llvm::Error::success();
+  });
+  ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  EXPECT_EQ(allocsSeen, 1u);
+  EXPECT_EQ(stateSeen, "running");
+  // After the snapshot the reader sees the new state.
+  EXPECT_EQ((*reader->job(j.id))->state, JobState::Done);
+  EXPECT_TRUE(reader->allocations()->empty());
 }
 
 } // namespace

@@ -44,6 +44,10 @@ void writeOptionTable(const std::vector<JobOption> &options,
 /// Errors name the file, the line and the field.
 llvm::Expected<std::vector<JobOption>>
 readOptionTable(llvm::StringRef path, const SchedCluster &c);
+/// The same from text already read (`path` names it in errors).
+llvm::Expected<std::vector<JobOption>>
+parseOptionTable(llvm::StringRef text, llvm::StringRef path,
+                 const SchedCluster &c);
 
 /// Options per job, computed once per model key.
 class OptionCache {

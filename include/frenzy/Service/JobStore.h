@@ -61,6 +61,15 @@ struct EventRow {
   std::string kind, detail;
 };
 
+/// One attempt's time on its GPUs, from the events table: its "started"
+/// event and the event that ended it (none while it runs).
+struct AttemptSpan {
+  int64_t job = 0, attempt = 0;
+  std::string placement, option;
+  double start = 0, end = -1; // end < 0: still running
+  std::string outcome;        // done, failed, cancelled, requeued; "" running
+};
+
 class JobStore {
 public:
   ~JobStore();
@@ -105,6 +114,13 @@ public:
   llvm::Error addEvent(int64_t job, llvm::StringRef kind,
                        llvm::StringRef detail, double now);
   llvm::Expected<std::vector<EventRow>> events(int64_t job);
+  /// Attempts that ran at some time after `since`, by start time.
+  llvm::Expected<std::vector<AttemptSpan>> attemptSpans(double since);
+
+  /// Runs `body`'s reads as one snapshot (BEGIN DEFERRED ... COMMIT): a
+  /// reader on another connection sees the tables between two state
+  /// changes, never in the middle of one.
+  llvm::Error readTransaction(llvm::function_ref<llvm::Error()> body);
 
   /// Checks the invariants between the tables (every running job has
   /// exactly one allocation and nothing else has one); "" when they hold.
