@@ -28,6 +28,8 @@ struct ServeOptions {
   int checkpointEvery = 1;   // steps between a job's checkpoints
   int dbTimeoutMs = 5000;    // waiting for a locked database
   int planTimeoutS = 300;    // frenzy-opt making a submission's options
+  std::string backend = "local"; // local | slurm (LaunchBackend.h)
+  int slurmTimeoutS = 10;    // bound on each Slurm command
 };
 
 /// The running service: its database, cluster, backend and the option
