@@ -113,7 +113,7 @@ void frenzy::sched::writeSbatchScript(const SbatchJob &job,
      << ") plus 10 minutes for start-up and checkpoints.\n";
   if (!job.note.empty())
     os << "# " << job.note << "\n";
-  if (job.data.empty())
+  if (job.data.empty() && job.command.empty())
     os << "# no 'data:' was given for this job: a multi-rank plan needs "
           "--data=TOKENS.bin on the srun line\n";
   os << "#SBATCH --job-name=" << job.name << "\n";
@@ -140,11 +140,13 @@ void frenzy::sched::writeSbatchScript(const SbatchJob &job,
     os << "#SBATCH --ntasks-per-node=" << count[nodes[0]] << "\n";
   }
   os << "set -euo pipefail\n";
-  os << "mkdir -p " << quote(job.checkpointDir) << "\n";
-  // Resume when a checkpoint exists (a requeued or preempted job).
-  os << "resume=()\n";
-  os << "if [ -e " << quote(job.checkpointDir + "/latest") << " ]; then "
-     << "resume=(--resume=" << quote(job.checkpointDir) << "); fi\n";
+  if (job.command.empty()) {
+    os << "mkdir -p " << quote(job.checkpointDir) << "\n";
+    // Resume when a checkpoint exists (a requeued or preempted job).
+    os << "resume=()\n";
+    os << "if [ -e " << quote(job.checkpointDir + "/latest") << " ]; then "
+       << "resume=(--resume=" << quote(job.checkpointDir) << "); fi\n";
+  }
   if (arbitrary)
     os << "# Rank r on line r+1's node (--distribution=arbitrary): the "
           "plan's order.\n"
@@ -163,6 +165,12 @@ void frenzy::sched::writeSbatchScript(const SbatchJob &job,
   }
   if (arbitrary)
     os << " --distribution=arbitrary --ntasks=" << ranks;
+  if (!job.command.empty()) {
+    for (const std::string &a : job.command)
+      os << " " << quote(a);
+    os << "\n";
+    return;
+  }
   os << " " << quote(job.launcher) << " " << quote(job.plan)
      << " --steps=" << job.steps;
   if (!job.data.empty())

@@ -4,9 +4,10 @@
 usage: serve_drill.py MODE --sched=BIN --cluster=C.yaml --model=M.onnx
                       --data=TOKENS --work=DIR [--ref3=LOG --ref40=LOG]
 MODE recovery: 19 jobs of 3 steps and one of 40 (submitted first), the
-  service SIGKILLed once the long job has checkpointed step 5 (and its
-  processes killed too, as if its node had died) and restarted: every job
-  must finish exactly once with the losses of an uninterrupted run.
+  service SIGKILLed while the long job holds after its checkpoint of step
+  5 (and its processes killed too, as if its node had died) and
+  restarted: every job must finish exactly once with the losses of an
+  uninterrupted run.
 MODE users: a second user (created with useradd) runs a job as itself,
   sees only its own jobs and may not cancel root's.
 MODE errors: bad submissions and a job that crashes on every attempt.
@@ -15,6 +16,8 @@ MODE resize: the default policy (frenzy, --restart-cost=0) with one long
   through checkpoint, re-plan and resume (its stop file); the service is
   SIGKILLed once the resize is asked and restarted; both jobs finish
   once with the losses of an uninterrupted run (--ref3, --ref80).
+MODE slurm: the recovery drill with 5 jobs through sbatch (under
+  netns_slurm.sh), then a controller that does not answer.
 Every wait is on state the service reports (its socket, its status), with
 a deadline; never a bare sleep.
 """
@@ -132,8 +135,23 @@ def zombie(pid):
     return stat[stat.rindex(")") + 2] in "ZX"
 
 
+def hold_at(step):
+    """Every job's ranks wait after their checkpoint of `step` while the
+    returned file exists (frenzy-launch's FRENZY_TEST_HOLD_DIR, inherited
+    through the service, and through sbatch and srun): the drill acts on a
+    job that is still running however slow the machine is (40 steps of the
+    tiny model take 2 s). The 3-step jobs never reach it."""
+    hold = os.path.join(WORK, "hold")
+    os.makedirs(hold, exist_ok=True)
+    path = os.path.join(hold, f"step-{step}")
+    open(path, "w").close()
+    os.environ["FRENZY_TEST_HOLD_DIR"] = hold
+    return path
+
+
 def recovery():
     t0 = time.monotonic()
+    hold = hold_at(5)
     svc = serve("--max-restarts=2")
     ids = [submit(MODEL, "--steps=40", f"--data={DATA}")]
     ids += [submit(MODEL, "--steps=3", f"--data={DATA}") for _ in range(19)]
@@ -160,12 +178,22 @@ def recovery():
              lambda: not [p for p in session_pids(sid) if not zombie(p)])
     print(f"killed: the service and job {long_job}; "
           f"{len(running)} allocations recorded")
+    os.remove(hold)
     t1 = time.monotonic()
     svc = serve("--max-restarts=2")
     final = wait_for("every job to end", all_final)
     t2 = time.monotonic()
     svc.send_signal(signal.SIGTERM)
     svc.wait()
+    report(final, long_job)
+    sys.stderr.write(f"timing: first service {t1 - t0:.1f} s, restart to "
+                     f"all done {t2 - t1:.1f} s, total {t2 - t0:.1f} s\n")
+
+
+def report(final, long_job):
+    """The recovery drills' checks: the restarts' recovery lines, every job
+    done once (one done event, one "done:" in its log) with the losses of
+    an uninterrupted run."""
     for line in open(os.path.join(WORK, "serve.out")):
         if "recovery took" in line:
             print("serve:", line.split("serve: ")[1].strip())
@@ -179,8 +207,6 @@ def recovery():
           f"{len(dones)} jobs; allocations left {leftover}")
     print(f"job {long_job}: attempts {final[long_job]['attempts']}")
     check_losses(final, long_job)
-    sys.stderr.write(f"timing: first service {t1 - t0:.1f} s, restart to "
-                     f"all done {t2 - t1:.1f} s, total {t2 - t0:.1f} s\n")
 
 
 def check_losses(final, long_job, ref_long="ref40"):
@@ -206,10 +232,7 @@ def resize():
     # lets it go (frenzy-launch's FRENZY_TEST_HOLD_DIR, inherited through
     # the service), so the short job always meets it there; the short one
     # (3 steps) never reaches step 4.
-    hold = os.path.join(WORK, "hold")
-    os.makedirs(hold, exist_ok=True)
-    open(os.path.join(hold, "step-4"), "w").close()
-    os.environ["FRENZY_TEST_HOLD_DIR"] = hold
+    hold = hold_at(4)
     svc = serve("--restart-cost=0", policy="frenzy")
     long_job = submit(MODEL, "--steps=80", f"--data={DATA}")
     log = os.path.join(status()[long_job]["dir"], "log")
@@ -229,7 +252,7 @@ def resize():
     wait_for("a resize to be asked", resize_asked)
     svc.send_signal(signal.SIGKILL)
     svc.wait()
-    os.remove(os.path.join(hold, "step-4"))  # it stops while none serves
+    os.remove(hold)  # it stops while none serves
     print("killed: the service, with a resize asked")
     svc = serve("--restart-cost=0", policy="frenzy")
     final = wait_for("both jobs to end", all_final)
@@ -244,6 +267,102 @@ def resize():
             print(f"job {job}: {kind}: {detail}")
     print(f"states: {sorted(j['state'] for j in final.values())}")
     check_losses(final, long_job, "ref80")
+
+
+def slurm_jobs():
+    """Slurm's jobs of this service by frenzy job: the controller lists
+    finished jobs too (-t all, for MinJobAge)."""
+    out = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%j"],
+                         capture_output=True, text=True,
+                         check=True).stdout.split()
+    per = {}
+    for name in out:
+        if "-job-" in name:
+            job = int(name.split("-job-")[1].split(".")[0])
+            per[job] = per.get(job, 0) + 1
+    return dict(sorted(per.items()))
+
+
+def events(job, kind):
+    db = sqlite3.connect(os.path.join(STATE, "queue.db"))
+    rows = db.execute("SELECT detail FROM events WHERE job=? AND kind=? "
+                      "ORDER BY id", (job, kind)).fetchall()
+    db.close()
+    return [d for d, in rows]
+
+
+def slurm():
+    """4 jobs of 3 steps and one of 40 through sbatch (netns_slurm.sh's
+    cluster); while the long job holds after its checkpoint of step 5 the
+    service is SIGKILLed and the long job cancelled in Slurm (its node
+    "died"): the restarted service finds it CANCELLED, resumes it from its
+    checkpoint and adopts or collects the others. Then slurmctld is stopped
+    (SIGSTOP: it takes connections and never answers): a submission's
+    attempt fails with the timeout's line, status still answers; once it
+    runs again the job runs."""
+    t0 = time.monotonic()
+    hold = hold_at(5)
+    opts = ("--backend=slurm", "--max-restarts=2", "--slurm-timeout=20")
+    svc = serve(*opts)
+    ids = [submit(MODEL, "--steps=40", f"--data={DATA}")]
+    ids += [submit(MODEL, "--steps=3", f"--data={DATA}") for _ in range(4)]
+    long_job = ids[0]
+    log = os.path.join(status()[long_job]["dir"], "log")
+    wait_for("job 1 to checkpoint step 5", lambda: os.path.exists(log) and
+             "checkpoint: step 5 " in open(log).read())
+    svc.send_signal(signal.SIGKILL)
+    svc.wait()
+    db = sqlite3.connect(os.path.join(STATE, "queue.db"))
+    running = db.execute("SELECT job, handle FROM allocations").fetchall()
+    db.close()
+    victim = [h for j, h in running if j == long_job][0].split(":")[1]
+    subprocess.run(["scancel", victim], check=True)
+    wait_for(f"slurm job {victim} to leave the queue",
+             lambda: not subprocess.run(["squeue", "-h", "-j", victim],
+                                        capture_output=True,
+                                        text=True).stdout.strip())
+    print(f"killed: the service; slurm job of job {long_job} cancelled; "
+          f"{len(running)} allocations recorded")
+    os.remove(hold)
+    t1 = time.monotonic()
+    svc = serve(*opts)
+    final = wait_for("every job to end", all_final)
+    t2 = time.monotonic()
+    report(final, long_job)
+    print(f"slurm jobs per job: {slurm_jobs()}")
+    print(f"job {long_job} requeued: {events(long_job, 'requeued')}")
+    svc.send_signal(signal.SIGTERM)
+    svc.wait()
+    # The controller stops answering.
+    ctld = int(open(os.path.join(os.environ["NETNS_SLURM_DIR"],
+                                 "slurmctld.pid")).read())
+    svc = serve("--backend=slurm", "--max-restarts=3", "--slurm-timeout=3")
+    os.kill(ctld, signal.SIGSTOP)
+    try:
+        late = submit(MODEL, "--steps=3", f"--data={DATA}")
+        why = wait_for("an attempt to fail",
+                       lambda: events(late, "requeued"))
+        print(f"slurmctld stopped: job {late} requeued: {why[0]}")
+        print(f"status answers: jobs {sorted(status())}")
+    finally:
+        os.kill(ctld, signal.SIGCONT)
+    final = wait_for("every job to end", all_final)
+    print(f"slurmctld back: job {late} {final[late]['state']} after "
+          f"{final[late]['attempts']} attempts")
+    # Submissions the stopped controller took after sbatch had timed out
+    # were never recorded: cancelled (held, they never ran).
+    rows = subprocess.run(["squeue", "-h", "-t", "all", "-o", "%j %T"],
+                          capture_output=True, text=True,
+                          check=True).stdout.split("\n")
+    mine = sorted(r.split("-job-")[1] for r in rows
+                  if f"-job-{late}." in r)
+    print(f"job {late}'s slurm jobs: {mine}")
+    svc.send_signal(signal.SIGTERM)
+    svc.wait()
+    t3 = time.monotonic()
+    sys.stderr.write(f"timing: first service {t1 - t0:.1f} s, restart to "
+                     f"all done {t2 - t1:.1f} s, controller drill "
+                     f"{t3 - t2:.1f} s, total {t3 - t0:.1f} s\n")
 
 
 def users():
@@ -309,4 +428,4 @@ def errors():
 
 if __name__ == "__main__":
     {"recovery": recovery, "users": users, "errors": errors,
-     "resize": resize}[sys.argv[1]]()
+     "resize": resize, "slurm": slurm}[sys.argv[1]]()

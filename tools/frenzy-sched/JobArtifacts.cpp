@@ -56,27 +56,37 @@ static std::string absolute(const std::string &path) {
   return p.str().str();
 }
 
-/// Plan rank r's node name, for every rank of plan.bin; false after one
-/// error line.
-static bool readRankNodes(const std::string &plan,
-                          std::vector<std::string> &nodes) {
+llvm::Expected<std::vector<std::string>>
+frenzy::sched::planRankNodes(const std::string &plan) {
   auto buf = llvm::MemoryBuffer::getFile(plan);
-  if (!buf) {
-    fail(plan + ": cannot read the plan frenzy-opt wrote: " +
-         buf.getError().message());
-    return false;
-  }
+  if (!buf)
+    return llvm::createStringError(
+        buf.getError(), "%s: cannot read the plan frenzy-opt wrote: %s",
+        plan.c_str(), buf.getError().message().c_str());
   std::string bytes = (*buf)->getBuffer().str();
   size_t offset = 0;
   std::string bad = plan::decodePlanFile(bytes, offset);
   plan::Plan p;
   if (!bad.empty() ||
-      !p.ParseFromArray(bytes.data() + offset, int(bytes.size() - offset))) {
-    fail(plan + ": " + (bad.empty() ? "does not parse" : bad));
-    return false;
-  }
+      !p.ParseFromArray(bytes.data() + offset, int(bytes.size() - offset)))
+    return llvm::createStringError(
+        std::errc::invalid_argument, "%s: %s", plan.c_str(),
+        bad.empty() ? "does not parse" : bad.c_str());
+  std::vector<std::string> nodes;
   for (const plan::Rank &r : p.ranks())
     nodes.push_back(r.node());
+  return nodes;
+}
+
+/// planRankNodes into `nodes`; false after one error line.
+static bool readRankNodes(const std::string &plan,
+                          std::vector<std::string> &nodes) {
+  auto got = planRankNodes(plan);
+  if (!got) {
+    fail(llvm::toString(got.takeError()));
+    return false;
+  }
+  nodes = std::move(*got);
   return true;
 }
 

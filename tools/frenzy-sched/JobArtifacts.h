@@ -25,6 +25,9 @@ int writeJobArtifacts(const SimResult &r, const std::vector<JobSpec> &jobs,
 int makeJobPlan(const JobSpec &spec, const Placement &p, const SchedCluster &c,
                 const std::string &frenzyOpt, const std::string &base);
 
+/// Plan rank r's node name, for every rank of a plan.bin.
+llvm::Expected<std::vector<std::string>> planRankNodes(const std::string &plan);
+
 } // namespace frenzy::sched
 
 #endif

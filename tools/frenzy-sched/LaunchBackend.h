@@ -5,9 +5,9 @@
 // they are gone without a word (the machine or the processes were lost).
 // Its handle is a string the caller stores (the service keeps it in its
 // database), so a restarted caller can ask about processes that an earlier
-// instance started. The local backend runs them on this machine; a Slurm
-// backend (sbatch / squeue / sacct, handle = the Slurm job id) implements
-// the same interface.
+// instance started. The local backend runs them on this machine; the Slurm
+// backend (SlurmBackend.cpp: sbatch / squeue / scontrol / sacct, handle =
+// "slurm:JOBID") implements the same interface.
 //
 //===----------------------------------------------------------------------===//
 #ifndef FRENZY_TOOLS_FRENZY_SCHED_LAUNCHBACKEND_H
@@ -36,11 +36,18 @@ struct LaunchRequest {
   std::optional<unsigned> uid, gid;
   /// Environment variables set for the job (others are inherited).
   std::vector<std::pair<std::string, std::string>> env;
+  /// For batch backends (Slurm): a name unique to this job's attempt under
+  /// this service, the GPUs it was given ("node:count,..."), the plan
+  /// `prepare` writes (its rank order places the tasks) and the predicted
+  /// run time in seconds (the batch job's time limit is derived from it).
+  std::string name, placement, plan;
+  double predictedSeconds = 0;
 };
 
 struct LaunchStatus {
   enum State { Running, Exited, Lost } state = Lost;
   int exitCode = 0; // Exited: 0 ok; 128+N killed by signal N
+  std::string detail; // the backend's own words on how it ended ("" = none)
 };
 
 class LaunchBackend {
@@ -58,6 +65,10 @@ public:
                             const std::string &exitFile) = 0;
   /// Ends every process of the job (no-op when none is left).
   virtual void stop(const std::string &handle) = 0;
+  /// An attempt whose handle was never committed (the caller was killed
+  /// or the launch failed half way): a backend that may have left
+  /// something under the request's `name` removes it.
+  virtual void abandon(const std::string &name) {}
 };
 
 /// Processes on this machine: each job a session of its own (setsid) led
@@ -65,6 +76,19 @@ public:
 /// status; handle "local:PID:STARTTIME" (the leader's /proc start time, so
 /// a reused pid is never mistaken for the job).
 std::unique_ptr<LaunchBackend> makeLocalBackend();
+
+struct SlurmBackendOptions {
+  std::string stateDir;  // tags the Slurm job names of this service's jobs
+  int timeoutS = 10;     // bound on every sbatch/squeue/scontrol/sacct/scancel
+  int prepareTimeoutS = 300; // bound on `prepare` (frenzy-opt)
+  double pollS = 1;      // squeue at most this often
+};
+class SchedCluster;
+/// Jobs as Slurm batch jobs: the scripts of Sbatch.h, submitted held and
+/// released only once their id is committed; state from squeue, then
+/// scontrol and sacct once a job has left the queue.
+std::unique_ptr<LaunchBackend> makeSlurmBackend(const SchedCluster &c,
+                                                const SlurmBackendOptions &o);
 
 } // namespace frenzy::sched
 

@@ -96,7 +96,8 @@ bool frenzy::sched::parseServeArgs(llvm::ArrayRef<const char *> args,
                      "frenzy-opt", "frenzy-launch", "policy", "max-restarts",
                      "restart-cost",
                      "checkpoint-every", "db-timeout", "plan-timeout", "http",
-                     "http-allow-remote", "http-timeout", "status-window"},
+                     "http-allow-remote", "http-timeout", "status-window",
+                     "backend", "slurm-timeout"},
                     a, err))
     return false;
   if (!a.positional.empty()) {
@@ -156,16 +157,26 @@ bool frenzy::sched::parseServeArgs(llvm::ArrayRef<const char *> args,
       return false;
     }
   }
-  int64_t restarts, every, dbMs, planS;
+  if (a.flags.count("backend"))
+    o.backend = a.flags["backend"];
+  if (o.backend != "local" && o.backend != "slurm") {
+    err = "--backend must be local (processes on this machine) or slurm "
+          "(sbatch), not '" + o.backend + "'";
+    return false;
+  }
+  int64_t restarts, every, dbMs, planS, slurmS;
   if (!intFlag(a, "max-restarts", 2, restarts, err) ||
       !intFlag(a, "checkpoint-every", 1, every, err) ||
       !intFlag(a, "db-timeout", 5000, dbMs, err) ||
-      !intFlag(a, "plan-timeout", 300, planS, err))
+      !intFlag(a, "plan-timeout", 300, planS, err) ||
+      !intFlag(a, "slurm-timeout", 10, slurmS, err))
     return false;
-  if (every == 0 || planS == 0) {
-    err = "--checkpoint-every and --plan-timeout must be positive";
+  if (every == 0 || planS == 0 || slurmS == 0) {
+    err = "--checkpoint-every, --plan-timeout and --slurm-timeout must be "
+          "positive";
     return false;
   }
+  o.slurmTimeoutS = int(slurmS);
   o.maxRestarts = int(restarts);
   o.checkpointEvery = int(every);
   o.dbTimeoutMs = int(dbMs);

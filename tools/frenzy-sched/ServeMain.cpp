@@ -97,7 +97,14 @@ int frenzy::sched::serveMain(llvm::ArrayRef<const char *> args,
       return fail(llvm::toString(h.takeError()));
     http = std::move(*h);
   }
-  Service svc(o, std::move(*cluster), std::move(*store), makeLocalBackend());
+  std::unique_ptr<LaunchBackend> backend;
+  if (o.backend == "slurm")
+    backend = makeSlurmBackend(
+        *cluster, {o.stateDir, o.slurmTimeoutS, o.planTimeoutS, 1.0});
+  else
+    backend = makeLocalBackend();
+  const char *backendName = backend->name();
+  Service svc(o, std::move(*cluster), std::move(*store), std::move(backend));
   auto before = svc.storeRef().allocations();
   if (!before)
     return fail(llvm::toString(before.takeError()));
@@ -128,7 +135,7 @@ int frenzy::sched::serveMain(llvm::ArrayRef<const char *> args,
                  << " (port in " << o.stateDir << "/http.port)\n";
   llvm::outs() << "frenzy-sched serve: listening on " << o.socket << " ("
                << spec->name << ", " << svc.gpuCount() << " GPUs, backend "
-               << "local, policy " << o.policy << ")\n";
+               << backendName << ", policy " << o.policy << ")\n";
   llvm::outs().flush();
   std::signal(SIGTERM, onStop);
   std::signal(SIGINT, onStop);

@@ -49,6 +49,11 @@ std::optional<Placement> frenzy::sched::parsePlacement(llvm::StringRef s,
   return p;
 }
 
+/// An attempt's name for the launch backend: unique under one service.
+static std::string attemptName(int64_t job, int64_t attempt) {
+  return "job-" + std::to_string(job) + "." + std::to_string(attempt);
+}
+
 JobSpec Service::specOf(const JobRow &j) const {
   JobSpec s;
   s.name = "job-" + std::to_string(j.id);
@@ -135,7 +140,9 @@ llvm::Expected<int> Service::reconcile(double now) {
     std::string attemptDir = j.dir + "/attempt-" + std::to_string(a.attempt);
     if (a.handle.empty()) {
       // Killed between recording the allocation and the launch: the
-      // shepherd (if forked) saw its pipe close and started nothing.
+      // shepherd (if forked) saw its pipe close and started nothing; a
+      // batch job submitted held is removed by its name.
+      backend->abandon(attemptName(j.id, a.attempt));
       if (llvm::Error e = store->endAttempt(
               j.id, JobState::Queued, "the service stopped before attempt " +
               std::to_string(a.attempt) + " started", now))
@@ -162,6 +169,8 @@ llvm::Expected<int> Service::reconcile(double now) {
                     ": its processes were gone without an exit status"
               : "attempt " + std::to_string(a.attempt) + " exited with " +
                     std::to_string(s.exitCode);
+      if (!s.detail.empty())
+        why += ": " + s.detail;
       std::string err = lastError(j.dir + "/log");
       if (!err.empty())
         why += " (" + err + ")";
@@ -209,6 +218,10 @@ llvm::Error Service::launch(const JobRow &j, const JobOption &opt,
   r.argv.push_back("--stop-file=" + stopFile(j, attempt));
   r.log = j.dir + "/log";
   r.exitFile = attemptDir + "/exit";
+  r.name = attemptName(j.id, attempt);
+  r.placement = a.placement;
+  r.plan = attemptDir + "/plan.plan.bin";
+  r.predictedSeconds = opt.stepSeconds * double(j.steps);
   if (asUser) {
     r.uid = unsigned(j.uid);
     r.gid = unsigned(j.uid); // private group by Debian's convention
@@ -237,6 +250,7 @@ llvm::Error Service::launch(const JobRow &j, const JobOption &opt,
   });
   if (!handle) {
     std::string why = llvm::toString(handle.takeError());
+    dirty = true; // requeued: tried again at the next turn
     return attemptFailed(started, "cannot start attempt " +
                                     std::to_string(attempt) + ": " + why,
                          now);

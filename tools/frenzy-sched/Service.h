@@ -33,6 +33,8 @@ struct ServeOptions {
   bool httpAllowRemote = false;   // bind a non-loopback address
   int httpTimeoutMs = 2000;       // to read a request, and to write a reply
   double statusWindowS = 3 * 3600; // how far back the timeline reaches
+  std::string backend = "local"; // local | slurm (LaunchBackend.h)
+  int slurmTimeoutS = 10;    // bound on each Slurm command
 };
 
 /// The running service: its database, cluster, backend and the option

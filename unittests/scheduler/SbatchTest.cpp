@@ -67,3 +67,31 @@ TEST(Sbatch, InterleavedTypesCannotStartInOrder) {
             std::string::npos)
       << why;
 }
+
+// frenzy-sched serve's scripts: the tasks run the service's command (it
+// decides --resume itself), quoted word by word; no checkpoint lines.
+TEST(Sbatch, CommandScriptRunsTheGivenWords) {
+  SchedCluster c = clusterFrom(kTwoTypes);
+  SbatchJob j;
+  j.name = "fz1-job-3.2";
+  j.placement = {{0, 2}};
+  j.rankNodes = {"a0", "a0"};
+  j.hostfile = "/s/attempt-2/plan.hosts";
+  j.command = {"/bin/frenzy-launch", "/s/plan.bin", "--steps=3",
+               "--data=/s/it's.tokens"};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  writeSbatchScript(j, c, os);
+  EXPECT_NE(text.find("#SBATCH --job-name=fz1-job-3.2\n"), std::string::npos);
+  EXPECT_NE(text.find("export SLURM_HOSTFILE='/s/attempt-2/plan.hosts'\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("srun --mpi=pmix --kill-on-bad-exit=1 "
+                      "--distribution=arbitrary --ntasks=2 "
+                      "'/bin/frenzy-launch' '/s/plan.bin' '--steps=3' "
+                      "'--data=/s/it'\\''s.tokens'\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("resume"), std::string::npos) << text;
+  EXPECT_EQ(text.find("mkdir"), std::string::npos) << text;
+  EXPECT_EQ(text.find("no 'data:'"), std::string::npos) << text;
+}

@@ -45,6 +45,10 @@ struct SbatchJob {
   std::vector<std::string> rankNodes;
   /// With rankNodes and one component: SLURM_HOSTFILE, one node per rank.
   std::string hostfile;
+  /// When set, the tasks run exactly this command (frenzy-sched serve
+  /// decides --resume itself) and the script neither makes checkpointDir
+  /// nor looks for a checkpoint.
+  std::vector<std::string> command;
 };
 
 /// The sbatch components of a placement, in the order they are written:
