@@ -212,7 +212,7 @@ static int planAndWrite(ModelRun &r, ModuleOp base,
   bool report = mode.partitioning || mode.reportAndPlan;
   std::optional<BuiltPlan> built;
   frenzy::TimelineScore score;
-  if (emitKind != "bubbles" && rescoreCount > 0 && timelineScores(cluster)) {
+  if (rescoreCount > 0 && timelineScores(cluster)) {
     built.emplace();
     if (int rc = buildFor(r, *planned, base, options, cluster, true, *built))
       return rc;
