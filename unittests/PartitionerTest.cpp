@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
 #include "frenzy/InitAll.h"
+#include "frenzy/Planning/LayoutSpec.h"
 #include "frenzy/Planning/Partitioner.h"
 
 #include "GptLayers.h"
@@ -266,4 +267,40 @@ TEST_F(Partitioner, FasterTypesGetMoreOfTheBatch) {
   }
   EXPECT_EQ(total, 64); // the global batch, exactly
   EXPECT_GT(h100, t4);
+}
+
+// The driver re-scores the search's best shapes with the predicted timeline
+// (docs/calibration.md): they come fastest first, one per shape, the chosen
+// plan first, and each one's --layout spec scores as the searched plan did.
+TEST_F(Partitioner, CandidatesAreTheBestShapesAsLayouts) {
+  ClusterSpec c;
+  ClusterNode n;
+  n.name = "node";
+  n.gpu = "A100-80G";
+  n.count = 8;
+  c.nodes.push_back(n);
+  PartitionOptions o;
+  o.globalBatch = 32;
+  o.seq = 512;
+  std::vector<PartitionPlan> best;
+  auto chosen = partition(*cost, *memory, c, o, nullptr, &best, 4);
+  ASSERT_TRUE(bool(chosen)) << llvm::toString(chosen.takeError());
+  ASSERT_EQ(best.size(), 4u);
+  EXPECT_EQ(best[0].description, chosen->description);
+  EXPECT_DOUBLE_EQ(best[0].stepSeconds(), chosen->stepSeconds());
+  for (size_t i = 0; i < best.size(); ++i) {
+    if (i)
+      EXPECT_LE(best[i - 1].stepSeconds(), best[i].stepSeconds());
+    for (size_t j = 0; j < i; ++j)
+      EXPECT_NE(best[i].description, best[j].description);
+    std::string spec = formatLayout(best[i]);
+    auto parsed = parseLayout(spec, c, kLayers, o.globalBatch);
+    ASSERT_TRUE(bool(parsed)) << spec << ": "
+                              << llvm::toString(parsed.takeError());
+    auto scored = evaluatePlan(*cost, *memory, c, o, *parsed);
+    ASSERT_TRUE(bool(scored)) << llvm::toString(scored.takeError());
+    EXPECT_NEAR(scored->stepSeconds(), best[i].stepSeconds(),
+                1e-9 * best[i].stepSeconds())
+        << spec;
+  }
 }

@@ -26,6 +26,23 @@ std::vector<int64_t> frenzy::layoutTpDegrees(llvm::StringRef spec) {
   return out;
 }
 
+std::string frenzy::formatLayout(const PartitionPlan &plan) {
+  std::string s;
+  for (const Pipeline &q : plan.pipelines) {
+    if (!s.empty())
+      s += "/";
+    for (size_t i = 0; i < q.stages.size(); ++i) {
+      const Stage &st = q.stages[i];
+      s += (i ? "," : "") +
+           std::to_string(std::max<int64_t>(0, st.lastLayer - st.firstLayer + 1));
+      if (st.tp() > 1)
+        s += "x" + std::to_string(st.tp());
+    }
+    s += "@" + std::to_string(q.microBatches);
+  }
+  return s;
+}
+
 llvm::Expected<PartitionPlan> frenzy::parseLayout(llvm::StringRef spec,
                                                   const ClusterSpec &cluster,
                                                   int64_t numLayers,

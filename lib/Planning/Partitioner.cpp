@@ -116,11 +116,16 @@ frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
     }
     // A calibrated type's collectives run at the measured all-reduce rate
     // of its link kind (the scoring multiplies by the network efficiency).
-    double linkGBs = n.bandwidthGBs();
+    plan::Node node{n.name, int(it - p.devices.begin()), n.count,
+                    n.bandwidthGBs()};
     if (g->profile && g->profile->calibrated)
-      if (const LinkProfile *l = g->profile->link(n.link))
-        linkGBs = l->reduceBandwidth / 1e9 / e.network;
-    p.nodes.push_back({n.name, int(it - p.devices.begin()), n.count, linkGBs});
+      if (const LinkProfile *l = g->profile->link(n.link)) {
+        node.linkGBs = l->reduceBandwidth / 1e9 / e.network;
+        node.reduceMeasured = true;
+        node.reduce = *l;
+        node.reduceOverhead = g->profile->opOverhead;
+      }
+    p.nodes.push_back(std::move(node));
   }
   return p;
 }
@@ -128,7 +133,8 @@ frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
 llvm::Expected<PartitionPlan>
 frenzy::partition(const CostModel &cost, const MemoryModel &memory,
                   const ClusterSpec &cluster, const PartitionOptions &options,
-                  std::vector<Alternative> *explain) {
+                  std::vector<Alternative> *explain,
+                  std::vector<PartitionPlan> *candidates, size_t keep) {
   auto problem = buildPlanProblem(cost, memory, cluster, options);
   if (!problem)
     return problem.takeError();
@@ -145,6 +151,8 @@ frenzy::partition(const CostModel &cost, const MemoryModel &memory,
   std::vector<std::pair<std::string, double>> ranked;
   plan::SolveOptions so;
   so.explain = explain ? &ranked : nullptr;
+  so.candidates = candidates;
+  so.keepCandidates = keep;
   auto best = plan::solveFast(*problem, so);
   if (!best || !explain)
     return best;

@@ -30,7 +30,8 @@ struct Totals {
 };
 
 Totals totals(const PartitionPlan &plan, const ClusterSpec &cluster,
-              const CostModel &cost, const PartitionOptions &o) {
+              const CostModel &cost, const PartitionOptions &o,
+              const TimelineScore *timeline) {
   Totals t;
   for (const ClusterNode &n : cluster.nodes) {
     t.gpusTotal += n.count;
@@ -42,7 +43,7 @@ Totals totals(const PartitionPlan &plan, const ClusterSpec &cluster,
   for (const Pipeline &p : plan.pipelines)
     for (const Stage &s : p.stages)
       t.gpusUsed += s.tp();
-  double step = plan.stepSeconds();
+  double step = timeline ? timeline->stepSeconds : plan.stepSeconds();
   t.tokensPerSecond = double(o.globalBatch * o.seq) / step;
   t.mfu = cost.flopsPerSequence() * double(o.globalBatch) / step /
           (t.clusterTflops * 1e12);
@@ -61,8 +62,9 @@ std::string gbps(const Link &l) {
 void frenzy::printPlanReport(const PartitionPlan &plan,
                              const ClusterSpec &cluster, const CostModel &cost,
                              const PartitionOptions &o,
-                             llvm::raw_ostream &os) {
-  Totals t = totals(plan, cluster, cost, o);
+                             llvm::raw_ostream &os,
+                             const TimelineScore *timeline) {
+  Totals t = totals(plan, cluster, cost, o, timeline);
   Topology topology(cluster);
   os << llvm::formatv("plan: {0} pipeline(s), {1} of {2} GPUs, micro-batch "
                       "{3}, global batch {4} x {5}, {6}, recompute {7}{8}\n",
@@ -121,11 +123,28 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
                         cluster.nodes[idle.node].name,
                         cluster.nodes[idle.node].gpu, devs, idle.why);
   }
-  os << llvm::formatv("step: {0:f1} ms (pipelines {1:f1}, gradient "
-                      "all-reduce {2:f1}, optimizer {3:f1})\n",
-                      plan.stepSeconds() * 1e3, plan.pipelineSeconds * 1e3,
-                      plan.allReduceSeconds * 1e3,
-                      plan.optimizerSeconds * 1e3);
+  // With a timeline score the step is the predicted timeline's (what the
+  // planner chose by and --emit=trace plays); the search's formula stays
+  // beside it for its parts.
+  if (timeline)
+    os << llvm::formatv("step: {0:f2} ms, predicted timeline (the search's "
+                        "estimate {1:f2} ms: pipelines {2:f2}, gradient "
+                        "all-reduce {3:f2}, optimizer {4:f2})\n",
+                        timeline->stepSeconds * 1e3, plan.stepSeconds() * 1e3,
+                        plan.pipelineSeconds * 1e3, plan.allReduceSeconds * 1e3,
+                        plan.optimizerSeconds * 1e3);
+  else
+    os << llvm::formatv("step: {0:f1} ms (pipelines {1:f1}, gradient "
+                        "all-reduce {2:f1}, optimizer {3:f1})\n",
+                        plan.stepSeconds() * 1e3, plan.pipelineSeconds * 1e3,
+                        plan.allReduceSeconds * 1e3,
+                        plan.optimizerSeconds * 1e3);
+  if (timeline && timeline->candidates.size() > 1) {
+    os << "re-scored with the predicted timeline (the search's best shapes):";
+    for (const auto &[spec, seconds] : timeline->candidates)
+      os << llvm::formatv(" {0}: {1:f2} ms;", spec, seconds * 1e3);
+    os << "\n";
+  }
   if (plan.pipelines.size() > 1) {
     std::vector<int> nodes;
     for (const Pipeline &p : plan.pipelines)
@@ -159,8 +178,9 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
 
 void frenzy::printPlanJson(const PartitionPlan &plan,
                            const ClusterSpec &cluster, const CostModel &cost,
-                           const PartitionOptions &o, llvm::raw_ostream &os) {
-  Totals t = totals(plan, cluster, cost, o);
+                           const PartitionOptions &o, llvm::raw_ostream &os,
+                           const TimelineScore *timeline) {
+  Totals t = totals(plan, cluster, cost, o, timeline);
   llvm::json::Array pipes;
   for (const Pipeline &p : plan.pipelines) {
     llvm::json::Array stages;
@@ -199,10 +219,19 @@ void frenzy::printPlanJson(const PartitionPlan &plan,
                           {"unused", std::move(idle)},
                           {"global_batch", o.globalBatch},
                           {"seq", o.seq},
-                          {"step_seconds", plan.stepSeconds()},
+                          {"step_seconds", timeline ? timeline->stepSeconds
+                                                    : plan.stepSeconds()},
                           {"schedule", plan.gpipe ? "gpipe" : "1f1b"},
                           {"tokens_per_second", t.tokensPerSecond},
                           {"mfu", t.mfu},
                           {"pipelines", std::move(pipes)}};
+  if (timeline) { // the step above is the timeline's: the search's beside
+    root["search_step_seconds"] = plan.stepSeconds();
+    llvm::json::Array rescored;
+    for (const auto &[spec, seconds] : timeline->candidates)
+      rescored.push_back(llvm::json::Object{{"layout", spec},
+                                            {"step_seconds", seconds}});
+    root["timeline_rescored"] = std::move(rescored);
+  }
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";
 }

@@ -40,7 +40,7 @@ public:
   }
 
   PredictedTimeline run() {
-    if (plan.ranks_size() <= 1 || plan.stages_size() == 0)
+    if (plan.stages_size() == 0)
       oneRank();
     else
       for (const plan::Rank &r : plan.ranks())
@@ -68,7 +68,7 @@ public:
   /// play: durations do not depend on the order).
   std::vector<std::vector<double>> actionSeconds() {
     std::vector<std::vector<double>> sec;
-    if (plan.ranks_size() <= 1 || plan.stages_size() == 0)
+    if (plan.stages_size() == 0)
       return sec;
     for (const plan::Rank &r : plan.ranks()) {
       std::vector<double> &s = sec.emplace_back(size_t(r.stream_size()), 0.0);
@@ -371,6 +371,11 @@ private:
         break;
       }
       case plan::Action::UPDATE: {
+        // One rank (a --global-batch plan on one device): no norm to sum.
+        if (plan.ranks_size() == 1) {
+          ops.push_back(compute("optimizer", "optimizer", uSec, uArgs));
+          break;
+        }
         const plan::Rank &peer = plan.ranks(r.id() == 0 ? 1 : 0);
         LinkProfile l = linkBetween(r, peer);
         Op o;

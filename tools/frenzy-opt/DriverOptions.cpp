@@ -93,6 +93,13 @@ cl::opt<std::string> layoutSpec(
              "'/', stages by ',', each stage LAYERS[xTP], each pipeline "
              "optionally @MICROBATCHES (e.g. 1,1@3/2@1)"),
     cl::cat(trainCategory));
+cl::opt<int64_t> rescoreCount(
+    "rescore",
+    cl::desc("On a cluster whose GPU types have frenzy-calibrate profiles: "
+             "build the search's N best shapes and keep the one whose "
+             "predicted timeline is fastest; the report then prints the "
+             "timeline's step (0: the search's estimate, nothing re-scored)"),
+    cl::init(4), cl::cat(trainCategory));
 cl::opt<std::string> scheduleKind(
     "schedule",
     cl::desc("Pipeline schedule of a multi-rank plan: 1f1b or gpipe"),
@@ -161,6 +168,9 @@ std::optional<Mode> modeFor(llvm::StringRef input, llvm::StringRef output) {
     return fail("--emit must be mlir, summary, report, json, bubbles, "
                 "trace or job-options, got '" +
                 emitKind + "'");
+  if (rescoreCount < 0)
+    return fail("--rescore must be 0 or more shapes, got " +
+                std::to_string(rescoreCount));
   if (scheduleKind != "1f1b" && scheduleKind != "gpipe")
     return fail("unknown --schedule '" + scheduleKind +
                 "'; valid values: 1f1b, gpipe");

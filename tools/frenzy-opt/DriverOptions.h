@@ -21,7 +21,7 @@
 namespace frenzy::driver {
 
 extern llvm::cl::opt<int64_t> batchSize, seqLength, globalBatch, warmupSteps,
-    totalSteps;
+    totalSteps, rescoreCount;
 extern llvm::cl::list<std::string> dimBindings;
 extern llvm::cl::opt<std::string> emitKind, clusterFile, lossKind,
     optimizerKind, recomputeMode, layoutSpec, scheduleKind, precision,

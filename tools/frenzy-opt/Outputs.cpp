@@ -12,6 +12,7 @@
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
 #include "frenzy/Dialect/Frenzy/Transforms/SideTaskAttrs.h"
 #include "frenzy/Plan/PlanWriter.h"
+#include "frenzy/Planning/LayoutSpec.h"
 #include "frenzy/Planning/ResourcePrediction.h"
 #include "frenzy/Planning/TimelineSimulation.h"
 #include "plan.pb.h"
@@ -105,17 +106,22 @@ int predict(ModuleOp module, const ClusterSpec &cluster,
 
 /// The bubbles of the module's schedule: all of them (--emit=bubbles) or
 /// the per-stage summary (--emit=report), and the side tasks' harvest.
-static int printBubbles(ModuleOp module, bool all) {
+static int printBubbles(ModuleOp module, bool all, bool searchTimes = false) {
   auto mb = analyzeModuleBubbles(module, clusterFile, "frenzy-opt");
   if (failed(mb))
     return 1;
   if (all) {
     bubbles::print(mb->problem, mb->analysis, llvm::outs());
   } else {
+    // Beside a timeline-scored step the bubbles still come from the
+    // search's stage times: say so, so two steps do not read as one.
     llvm::outs() << llvm::formatv("bubbles ({0}, predicted per step of "
-                                  "{1:f3} ms):\n",
+                                  "{1:f3} ms{2}):\n",
                                   mb->problem.kind,
-                                  mb->analysis.stepSeconds * 1e3);
+                                  mb->analysis.stepSeconds * 1e3,
+                                  searchTimes ? " from the search's stage "
+                                                "times"
+                                              : "");
     bubbles::printSummary(mb->problem, mb->analysis, llvm::outs());
   }
   auto side = readSideTasks(module);
@@ -139,7 +145,8 @@ static int printBubbles(ModuleOp module, bool all) {
   return 0;
 }
 
-int printPartition(ModuleOp module, const ClusterSpec &cluster) {
+int printPartition(ModuleOp module, const ClusterSpec &cluster,
+                   const TimelineScore *timeline) {
   auto rec = readPartition(module);
   if (failed(rec) || !*rec)
     return 1;
@@ -154,11 +161,11 @@ int printPartition(ModuleOp module, const ClusterSpec &cluster) {
   if (emitKind == "bubbles")
     return printBubbles(module, true);
   if (emitKind == "json") {
-    printPlanJson(plan, cluster, *cost, po, llvm::outs());
+    printPlanJson(plan, cluster, *cost, po, llvm::outs(), timeline);
     return 0;
   }
-  printPlanReport(plan, cluster, *cost, po, llvm::outs());
-  if (int rc = printBubbles(module, false))
+  printPlanReport(plan, cluster, *cost, po, llvm::outs(), timeline);
+  if (int rc = printBubbles(module, false, timeline != nullptr))
     return rc;
   if (explainPlan) {
     std::vector<Alternative> alternatives = readAlternatives(module);
@@ -175,10 +182,68 @@ int printPartition(ModuleOp module, const ClusterSpec &cluster) {
   return 0;
 }
 
+bool timelineScores(const ClusterSpec &cluster) {
+  if (cluster.nodes.empty())
+    return false;
+  for (const ClusterNode &n : cluster.nodes) {
+    const GpuType *g = cluster.gpuType(n.gpu);
+    if (!g || !g->profile || !g->profile->calibrated)
+      return false;
+  }
+  return true;
+}
+
+std::vector<std::string> searchedLayouts(ModuleOp planned,
+                                         const ClusterSpec &cluster,
+                                         size_t count) {
+  std::vector<std::string> specs;
+  auto rec = readPartition(planned);
+  if (failed(rec) || !*rec)
+    return specs;
+  // The models the partition pass searched with: the same module, at its
+  // precision.
+  auto memory = MemoryModel::build(planned, std::nullopt);
+  if (failed(memory))
+    return specs;
+  auto cost = CostModel::build(planned, memory->precision());
+  if (failed(cost))
+    return specs;
+  std::vector<PartitionPlan> best;
+  auto chosen = partition(*cost, *memory, cluster, (*rec)->options, nullptr,
+                          &best, count);
+  if (!chosen) {
+    llvm::consumeError(chosen.takeError());
+    return specs;
+  }
+  for (const PartitionPlan &c : best) {
+    std::string spec = formatLayout(c);
+    // A spec places stages in cluster order: keep the shape only where
+    // that is where the search put it (one node's CPU ranks, say).
+    auto parsed = parseLayout(spec, cluster, cost->numLayers(),
+                              (*rec)->options.globalBatch);
+    if (!parsed) {
+      llvm::consumeError(parsed.takeError());
+      continue;
+    }
+    bool same = parsed->pipelines.size() == c.pipelines.size();
+    for (size_t q = 0; same && q < c.pipelines.size(); ++q) {
+      const auto &a = parsed->pipelines[q].stages, &b = c.pipelines[q].stages;
+      same = a.size() == b.size();
+      for (size_t s = 0; same && s < a.size(); ++s)
+        same = a[s].node == b[s].node && a[s].devices == b[s].devices;
+    }
+    if (same && !llvm::is_contained(specs, spec))
+      specs.push_back(spec);
+  }
+  return specs;
+}
+
 /// --emit=trace: the plan's predicted timeline instead of plan.bin.
-static int writeTrace(const plan::Plan &plan, const ClusterSpec &cluster,
+static int writeTrace(const BuiltPlan &built, const ClusterSpec &cluster,
                       llvm::StringRef output) {
-  PredictedTimeline t = simulateTimeline(plan, cluster);
+  const plan::Plan &plan = built.plan;
+  PredictedTimeline t =
+      built.played ? built.timeline : simulateTimeline(plan, cluster);
   std::string error;
   auto out = openOutputFile(output, &error);
   if (!out) {
@@ -194,15 +259,38 @@ static int writeTrace(const plan::Plan &plan, const ClusterSpec &cluster,
   return 0;
 }
 
-int writePlan(ModuleOp module, ArrayRef<ModuleOp> more, StringRef input,
-              const ClusterSpec &cluster, StringRef output) {
-  plan::Plan plan;
+int buildPlanOf(ModuleOp module, ArrayRef<ModuleOp> more, StringRef input,
+                const ClusterSpec &cluster, bool play, BuiltPlan &out) {
+  plan::Plan &plan = out.plan;
   if (failed(buildPlan(module, more, input, clusterFile, cluster, plan)))
     return 1;
   // Each action's predicted duration, for frenzy-launch's speed emulation.
   recordActionSeconds(plan, cluster);
+  // The plan's predicted step is then the timeline's (what --emit=trace
+  // prints), not the search's estimate. Plans of more ranks are not played
+  // (the simulation grows with ranks squared, ActionSeconds.cpp).
+  out.played = play && plan.ranks_size() <= 4096;
+  if (out.played) {
+    out.timeline = simulateTimeline(plan, cluster);
+    plan.set_predicted_step_seconds(out.timeline.stepSeconds);
+  }
+  return 0;
+}
+
+int writePlan(ModuleOp module, ArrayRef<ModuleOp> more, StringRef input,
+              const ClusterSpec &cluster, StringRef output) {
+  BuiltPlan built;
+  if (int rc = buildPlanOf(module, more, input, cluster,
+                           timelineScores(cluster), built))
+    return rc;
+  return emitBuiltPlan(built, cluster, output);
+}
+
+int emitBuiltPlan(const BuiltPlan &built, const ClusterSpec &cluster,
+                  StringRef output) {
+  const plan::Plan &plan = built.plan;
   if (emitKind == "trace")
-    return writeTrace(plan, cluster, output);
+    return writeTrace(built, cluster, output);
   if (llvm::Error e = writePlanFile(plan, output)) {
     llvm::errs() << "frenzy-opt: error: " << llvm::toString(std::move(e))
                  << "\n";

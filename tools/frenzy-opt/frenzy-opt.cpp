@@ -22,6 +22,7 @@
 #include "frenzy/Dialect/Frenzy/Transforms/TensorParallel.h"
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
+#include "frenzy/Planning/LayoutSpec.h"
 
 #include "frenzy/Support/ToolHelp.h"
 
@@ -160,6 +161,109 @@ stepPrograms(ModelRun &r, ModuleOp planned, OwningOpRef<ModuleOp> base,
   return main;
 }
 
+/// The planned module (training step at batch 1, partition, schedule) of
+/// `base` with the command line's options, the partition pinned to
+/// `layout` when given.
+static OwningOpRef<ModuleOp> plannedModule(ModelRun &r, ModuleOp base,
+                                           llvm::StringRef layout) {
+  OwningOpRef<ModuleOp> planned = base.clone();
+  frenzy::PlanPipelineOptions po;
+  fillPlan(po);
+  if (!layout.empty()) {
+    po.layout = layout.str();
+    po.explain = false;
+  }
+  if (failed(r.run(*planned, [&](OpPassManager &pm) {
+        frenzy::buildPlanPipeline(pm, po);
+      })))
+    return nullptr;
+  return planned;
+}
+
+/// The runtime's plan for the partition `planned` records.
+static int buildFor(ModelRun &r, ModuleOp planned, ModuleOp base,
+                    const frenzy::OnnxImportOptions &options,
+                    const frenzy::ClusterSpec &cluster, bool play,
+                    BuiltPlan &out) {
+  std::vector<OwningOpRef<ModuleOp>> more;
+  OwningOpRef<ModuleOp> step =
+      stepPrograms(r, planned, base.clone(), options, more);
+  if (!step)
+    return 1;
+  std::vector<ModuleOp> others;
+  for (OwningOpRef<ModuleOp> &m : more)
+    others.push_back(*m);
+  return buildPlanOf(*step, others, r.input, cluster, play, out);
+}
+
+/// A multi-device plan: partitioned on the step at batch 1 (`base`), then
+/// compiled at the micro-batch size. On a calibrated cluster the plan is
+/// played on the predicted timeline, and a searched one competes with the
+/// search's next best shapes (--rescore) by that timeline: the planner
+/// keeps the fastest, and the report, plan.bin and --emit=trace carry the
+/// same step (docs/calibration.md, "One cost model").
+static int planAndWrite(ModelRun &r, ModuleOp base,
+                        const frenzy::OnnxImportOptions &options,
+                        const Mode &mode, const frenzy::ClusterSpec &cluster,
+                        llvm::StringRef output) {
+  OwningOpRef<ModuleOp> planned = plannedModule(r, base, "");
+  if (!planned)
+    return 1;
+  bool report = mode.partitioning || mode.reportAndPlan;
+  std::optional<BuiltPlan> built;
+  frenzy::TimelineScore score;
+  if (rescoreCount > 0 && timelineScores(cluster)) {
+    built.emplace();
+    if (int rc = buildFor(r, *planned, base, options, cluster, true, *built))
+      return rc;
+    score.stepSeconds = built->timeline.stepSeconds;
+    if (layoutSpec.empty()) {
+      auto rec = frenzy::readPartition(*planned);
+      std::string chosen =
+          succeeded(rec) && *rec ? frenzy::formatLayout((*rec)->plan) : "";
+      score.candidates.push_back({chosen, score.stepSeconds});
+      std::vector<frenzy::Alternative> explained =
+          frenzy::readAlternatives(*planned);
+      for (const std::string &spec :
+           searchedLayouts(*planned, cluster, size_t(rescoreCount))) {
+        if (spec == chosen)
+          continue;
+        // A shape that does not build (it should) just loses, quietly.
+        ScopedDiagnosticHandler quiet(&r.context,
+                                      [](Diagnostic &) { return success(); });
+        OwningOpRef<ModuleOp> other = plannedModule(r, base, spec);
+        auto next = std::make_optional<BuiltPlan>();
+        if (!other || buildFor(r, *other, base, options, cluster, true, *next) ||
+            !next->played)
+          continue;
+        score.candidates.push_back({spec, next->timeline.stepSeconds});
+        if (next->timeline.stepSeconds < score.stepSeconds * (1 - 1e-9)) {
+          frenzy::recordAlternatives(*other, explained);
+          planned = std::move(other);
+          built = std::move(next);
+          score.stepSeconds = built->timeline.stepSeconds;
+        }
+      }
+      std::stable_sort(score.candidates.begin(), score.candidates.end(),
+                       [](const auto &a, const auto &b) {
+                         return a.second < b.second;
+                       });
+    }
+    if (!built->played)
+      built.reset(); // too many ranks to play: the search's estimate stands
+  }
+  if (report)
+    if (int rc = printPartition(*planned, cluster, built ? &score : nullptr);
+        rc || mode.partitioning)
+      return rc;
+  if (!built) {
+    built.emplace();
+    if (int rc = buildFor(r, *planned, base, options, cluster, false, *built))
+      return rc;
+  }
+  return emitBuiltPlan(*built, cluster, output);
+}
+
 static int runOnModel(llvm::StringRef input, llvm::StringRef output,
                       DialectRegistry &registry,
                       const MlirOptMainConfig &config) {
@@ -195,27 +299,8 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
   OwningOpRef<ModuleOp> module = r.import(*options);
   if (!module)
     return 1;
-  if (partitioning) {
-    OwningOpRef<ModuleOp> planned = module->clone();
-    frenzy::PlanPipelineOptions po;
-    fillPlan(po);
-    if (failed(r.run(*planned, [&](OpPassManager &pm) {
-          frenzy::buildPlanPipeline(pm, po);
-        })))
-      return 1;
-    if (mode->partitioning || mode->reportAndPlan)
-      if (int rc = printPartition(*planned, *cluster); rc || mode->partitioning)
-        return rc;
-    std::vector<OwningOpRef<ModuleOp>> more;
-    OwningOpRef<ModuleOp> step =
-        stepPrograms(r, *planned, std::move(module), *options, more);
-    if (!step)
-      return 1;
-    std::vector<ModuleOp> others;
-    for (OwningOpRef<ModuleOp> &m : more)
-      others.push_back(*m);
-    return writePlan(*step, others, input, *cluster, output);
-  }
+  if (partitioning)
+    return planAndWrite(r, *module, *options, *mode, *cluster, output);
   if (mode->planning) {
     module = r.training(*module, 1);
     if (!module)

@@ -25,6 +25,11 @@ llvm::Expected<PartitionPlan> parseLayout(llvm::StringRef spec,
                                           int64_t numLayers,
                                           int64_t globalBatch);
 
+/// The layout spec of a plan's shape (its layers, TP degrees and
+/// micro-batch counts; parseLayout places the devices in cluster order,
+/// which need not be the plan's).
+std::string formatLayout(const PartitionPlan &plan);
+
 /// The TP degrees a layout spec's stages name (the "x2" of "1x2"), > 1,
 /// each once; a malformed stage is skipped (parseLayout reports it).
 std::vector<int64_t> layoutTpDegrees(llvm::StringRef spec);

@@ -57,10 +57,13 @@ buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
 
 /// The best plan, or an error saying what is missing (memory per GPU, a
 /// global batch that cannot be split).
+/// `candidates`, when given, gets up to `keep` of the best-scored plans
+/// (distinct shapes, fastest first, the chosen one among them).
 llvm::Expected<PartitionPlan>
 partition(const CostModel &cost, const MemoryModel &memory,
           const ClusterSpec &cluster, const PartitionOptions &options,
-          std::vector<Alternative> *explain = nullptr);
+          std::vector<Alternative> *explain = nullptr,
+          std::vector<PartitionPlan> *candidates = nullptr, size_t keep = 0);
 
 /// Scores a plan given as pipelines of stages (node, devices, layers,
 /// embed/head) and a micro-batch size: stage times and memory, water-filled
@@ -75,12 +78,22 @@ evaluatePlan(const CostModel &cost, const MemoryModel &memory,
 
 /// The human table: pipelines, stages, GPUs, layers, TP, memory per rank,
 /// step time, tokens/s, MFU against the cluster's peak.
+/// `timeline`, when given: the predicted timeline's figures for the plan
+/// as written (the step the report then prints and the planner chose by).
+struct TimelineScore {
+  double stepSeconds = 0; // the plan's predicted timeline step
+  /// The search's best shapes re-scored with the timeline, as --layout
+  /// specs, fastest first (empty for a pinned --layout).
+  std::vector<std::pair<std::string, double>> candidates;
+};
 void printPlanReport(const PartitionPlan &plan, const ClusterSpec &cluster,
                      const CostModel &cost, const PartitionOptions &o,
-                     llvm::raw_ostream &os);
+                     llvm::raw_ostream &os,
+                     const TimelineScore *timeline = nullptr);
 void printPlanJson(const PartitionPlan &plan, const ClusterSpec &cluster,
                    const CostModel &cost, const PartitionOptions &o,
-                   llvm::raw_ostream &os);
+                   llvm::raw_ostream &os,
+                   const TimelineScore *timeline = nullptr);
 
 } // namespace frenzy
 

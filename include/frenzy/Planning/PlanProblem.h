@@ -16,6 +16,7 @@
 #ifndef FRENZY_PLANNING_PLANPROBLEM_H
 #define FRENZY_PLANNING_PLANPROBLEM_H
 
+#include "frenzy/Cluster/DeviceProfile.h"
 #include "frenzy/Cluster/TopologySpec.h"
 
 #include "llvm/Support/Error.h"
@@ -148,6 +149,13 @@ struct Node {
   int device = 0;     // index into PlanProblem::devices
   int64_t gpus = 0;
   double linkGBs = 0; // intra-node, GB/s
+  /// A calibrated type's all-reduce on this node's link as the runtime runs
+  /// it (frenzy-calibrate's rate by buffer bytes, plus one kernel's cost):
+  /// TP collectives are priced as the predicted timeline prices them.
+  /// Unset: linkGBs and the problem's collective latency.
+  bool reduceMeasured = false;
+  LinkProfile reduce;
+  double reduceOverhead = 0; // seconds per collective kernel
 };
 
 struct PlanProblem {
@@ -189,6 +197,11 @@ struct SolveOptions {
   /// Pipelines whose stages are on different GPU types (off: only for
   /// comparisons, bench/plan_compare.sh).
   bool mixedPipelines = true;
+  /// Fill with up to `keepCandidates` scored plans of distinct
+  /// descriptions, fastest first (the chosen one among them): the driver
+  /// re-scores them with the predicted timeline (docs/calibration.md).
+  std::vector<PartitionPlan> *candidates = nullptr;
+  size_t keepCandidates = 0;
 };
 
 /// The polynomial search (docs/partitioner.md): per GPU type and TP degree

@@ -31,7 +31,8 @@ PredictedTimeline simulateTimeline(const plan::Plan &plan,
 
 /// Per rank (plan order), per position of its stream: the action's busy
 /// seconds in that simulation (what its slices last, waits aside). Empty
-/// for a one-rank plan (no stream).
+/// for a plan without stages (one rank, no stream; a one-rank plan of a
+/// --global-batch has a stage and a stream of micro-batches).
 std::vector<std::vector<double>>
 predictedActionSeconds(const plan::Plan &plan, const ClusterSpec &cluster);
 

@@ -399,6 +399,26 @@ std::string FastSearch::describe(const std::vector<Template> &ts,
   return s;
 }
 
+/// Keeps `plan` among the `keep` fastest of `kept` (sorted, one per
+/// description: the search scores some shapes more than once).
+static void keepCandidate(std::vector<PartitionPlan> &kept, size_t keep,
+                          const PartitionPlan &plan) {
+  auto same = llvm::find_if(kept, [&](const PartitionPlan &k) {
+    return k.description == plan.description;
+  });
+  if (same != kept.end()) {
+    if (same->stepSeconds() <= plan.stepSeconds())
+      return;
+    kept.erase(same);
+  }
+  auto at = llvm::find_if(kept, [&](const PartitionPlan &k) {
+    return plan.stepSeconds() < k.stepSeconds();
+  });
+  kept.insert(at, plan);
+  if (kept.size() > keep)
+    kept.pop_back();
+}
+
 llvm::Expected<PartitionPlan> FastSearch::run(const SolveOptions &options) {
   if (llvm::Error e = p.check())
     return std::move(e);
@@ -426,6 +446,8 @@ llvm::Expected<PartitionPlan> FastSearch::run(const SolveOptions &options) {
       }
       plan->description = describe(ts, s.counts, mb);
       ranked.push_back({plan->description, plan->stepSeconds()});
+      if (options.candidates)
+        keepCandidate(*options.candidates, options.keepCandidates, *plan);
       if (!best || better(*plan, *best))
         best = std::move(*plan);
     }
@@ -433,6 +455,16 @@ llvm::Expected<PartitionPlan> FastSearch::run(const SolveOptions &options) {
   if (!best)
     return noPlanError();
   useIdleGpus(*best);
+  if (std::vector<PartitionPlan> *kept = options.candidates) {
+    // The chosen one first, as returned (idle GPUs used; among plans of
+    // equal time it is the one using more GPUs).
+    llvm::erase_if(*kept, [&](const PartitionPlan &c) {
+      return c.description == best->description;
+    });
+    kept->insert(kept->begin(), *best);
+    if (kept->size() > options.keepCandidates)
+      kept->resize(options.keepCandidates);
+  }
   if (options.explain) {
     std::stable_sort(ranked.begin(), ranked.end(),
                      [](const auto &a, const auto &b) { return a.second < b.second; });

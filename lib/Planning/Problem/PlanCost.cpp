@@ -51,10 +51,7 @@ Topology problemTopology(const PlanProblem &p) {
 
 PlanCost::PlanCost(const PlanProblem &problem)
     : p(problem), topo(problemTopology(problem)),
-      spanLink(topo.fastestBetween(allNodes(problem))),
-      everyNodeRing(problem.nodes.empty()
-                        ? Link{}
-                        : topo.ringBottleneck(allNodes(problem))) {
+      spanLink(topo.fastestBetween(allNodes(problem))) {
   int64_t L = p.model.layers;
   auto block = [&](int64_t b) -> const BlockProfile & {
     static const BlockProfile empty;
@@ -148,8 +145,15 @@ double PlanCost::stageSeconds(int device, int node, int64_t tp, int64_t first,
   // Megatron: 2 all-reduces forward, 2 backward per layer (and the
   // forward's 2 again under full recomputation).
   if (tp > 1) {
-    double one = 2.0 * double(tp - 1) / double(tp) * hidden / intra +
-                 p.collectiveLatency;
+    // A calibrated node: the measured all-reduce by buffer bytes, as the
+    // predicted timeline prices the program's collectives (small ones are
+    // far slower than latency + bytes over the large buffers' rate).
+    const Node &n = p.nodes[node];
+    double one = n.reduceMeasured
+                     ? n.reduceOverhead +
+                           n.reduce.allReduceSeconds(hidden, double(tp))
+                     : 2.0 * double(tp - 1) / double(tp) * hidden / intra +
+                           p.collectiveLatency;
     double layers = double(std::max<int64_t>(0, last - first + 1));
     s += layers * (full ? 6.0 : 4.0) * one;
     fwd += layers * 2.0 * one; // the forward's own 2
@@ -257,14 +261,16 @@ double PlanCost::allReduceSeconds(int64_t pipelines, int64_t prm,
   if (pipelines <= 1)
     return 0;
   double P = double(pipelines);
-  double bw = crossNodes ? everyNodeRing.bytesPerSecond
-                         : p.nodes[node].linkGBs * 1e9;
   double gradBytes = double(prm) * double(p.model.gradientBytesPerParam);
-  double latency =
-      crossNodes ? everyNodeRing.latencySeconds : p.collectiveLatency;
-  double eff = crossNodes ? everyNodeRing.efficiency(p.networkEfficiency)
-                          : p.networkEfficiency;
-  return 2.0 * (P - 1) / P * gradBytes / (bw * eff) + latency;
+  // Across nodes: the exact score's ring through every node (a measured
+  // all-reduce across them where there is one), so the search and the
+  // score price the same collective the same way.
+  if (crossNodes)
+    return topo.ringAllReduceSeconds(allNodes(p), pipelines, gradBytes,
+                                     p.networkEfficiency);
+  double bw = p.nodes[node].linkGBs * 1e9;
+  return 2.0 * (P - 1) / P * gradBytes / (bw * p.networkEfficiency) +
+         p.collectiveLatency;
 }
 
 double PlanCost::allReduceSeconds(int64_t pipelines, int64_t prm,

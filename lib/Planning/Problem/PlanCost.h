@@ -61,9 +61,10 @@ public:
   /// Trainable parameters one rank of the stage holds.
   int64_t stageParams(int64_t tp, int64_t first, int64_t last, bool embed,
                       bool head) const;
-  /// Ring all-reduce of one rank's gradients between `pipelines` pipelines,
-  /// when they span nodes over the slowest link of a ring through every
-  /// node (an estimate for the search), else over `node`'s link.
+  /// Ring all-reduce of one rank's gradients between `pipelines` pipelines:
+  /// when they span nodes, the exact score's all-reduce through every node
+  /// (an estimate for the search: which nodes is not known yet), else over
+  /// `node`'s link.
   double allReduceSeconds(int64_t pipelines, int64_t params, bool crossNodes,
                           int node) const;
   /// The same through the nodes the pipelines use (the exact score).
@@ -97,7 +98,7 @@ private:
 
   const PlanProblem &p;
   Topology topo;
-  Link spanLink, everyNodeRing; // fastest inter-node; ring through all
+  Link spanLink; // the fastest inter-node link
   std::vector<std::vector<double>> prefix; // per device, layer seconds
   std::vector<std::vector<double>> forwardPrefix; // their forward parts
   std::vector<int64_t> splitParams, wholeParams, buffers, params; // prefixes
