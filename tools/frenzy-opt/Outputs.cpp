@@ -11,7 +11,7 @@
 #include "frenzy/Dialect/Frenzy/IR/Precision.h"
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
 #include "frenzy/Dialect/Frenzy/Transforms/SideTaskAttrs.h"
-#include "frenzy/Plan/PlanWriter.h"
+#include "frenzy/Target/Plan/PlanWriter.h"
 #include "frenzy/Planning/ResourcePrediction.h"
 #include "frenzy/Planning/TimelineSimulation.h"
 #include "plan.pb.h"
@@ -194,13 +194,38 @@ static int writeTrace(const plan::Plan &plan, const ClusterSpec &cluster,
   return 0;
 }
 
+/// --emit=plan-mlir: the module the plan translation reads, for
+/// frenzy-translate --mlir-to-frenzy-plan (one program: one TP degree).
+static int printPlanModule(ModuleOp module, ArrayRef<ModuleOp> more,
+                           StringRef output) {
+  if (!more.empty()) {
+    llvm::errs() << "frenzy-opt: error: --emit=plan-mlir prints one module, "
+                    "but this plan's pipelines run "
+                 << more.size() + 1
+                 << " TP degrees (one program each); use a layout with one "
+                    "TP degree\n";
+    return 1;
+  }
+  std::string error;
+  auto out = openOutputFile(output, &error);
+  if (!out) {
+    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+    return 1;
+  }
+  // With locations: an instruction names its ONNX node from its op's.
+  module->print(out->os(), OpPrintingFlags().enableDebugInfo());
+  out->keep();
+  return 0;
+}
+
 int writePlan(ModuleOp module, ArrayRef<ModuleOp> more, StringRef input,
               const ClusterSpec &cluster, StringRef output) {
+  if (emitKind == "plan-mlir")
+    return printPlanModule(module, more, output);
+  // The one translation to plan.bin (lib/Target/Plan, docs/plan.md).
   plan::Plan plan;
   if (failed(buildPlan(module, more, input, clusterFile, cluster, plan)))
     return 1;
-  // Each action's predicted duration, for frenzy-launch's speed emulation.
-  recordActionSeconds(plan, cluster);
   if (emitKind == "trace")
     return writeTrace(plan, cluster, output);
   if (llvm::Error e = writePlanFile(plan, output)) {
