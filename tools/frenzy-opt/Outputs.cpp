@@ -25,6 +25,14 @@ using namespace mlir;
 
 namespace frenzy::driver {
 
+std::unique_ptr<llvm::ToolOutputFile> openOutput(StringRef output) {
+  std::string error;
+  auto out = openOutputFile(output, &error);
+  if (!out)
+    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+  return out;
+}
+
 /// "file: node 'name'" for a location, without the 0:0 of whole-file errors.
 static std::string describe(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc)) {
@@ -179,12 +187,9 @@ int printPartition(ModuleOp module, const ClusterSpec &cluster) {
 static int writeTrace(const plan::Plan &plan, const ClusterSpec &cluster,
                       llvm::StringRef output) {
   PredictedTimeline t = simulateTimeline(plan, cluster);
-  std::string error;
-  auto out = openOutputFile(output, &error);
-  if (!out) {
-    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+  auto out = openOutput(output);
+  if (!out)
     return 1;
-  }
   writePredictedTrace(plan, t, out->os());
   out->keep();
   llvm::errs() << llvm::formatv("frenzy-opt: predicted timeline of {0} "
@@ -206,12 +211,9 @@ static int printPlanModule(ModuleOp module, ArrayRef<ModuleOp> more,
                     "TP degree\n";
     return 1;
   }
-  std::string error;
-  auto out = openOutputFile(output, &error);
-  if (!out) {
-    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+  auto out = openOutput(output);
+  if (!out)
     return 1;
-  }
   // With locations: an instruction names its ONNX node from its op's.
   module->print(out->os(), OpPrintingFlags().enableDebugInfo());
   out->keep();

@@ -6,8 +6,14 @@
 #include "frenzy/Cluster/ClusterSpec.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <memory>
 
 namespace frenzy::driver {
+
+/// Opens -o's file (or stdout); null after one error line.
+std::unique_ptr<llvm::ToolOutputFile> openOutput(llvm::StringRef output);
 
 /// Prints diagnostics as "file: node 'name': error: ...", one line each.
 void printDiagnosticsPlainly(mlir::MLIRContext &context);
@@ -21,7 +27,8 @@ int predict(mlir::ModuleOp module, const ClusterSpec &cluster,
 /// with --explain's alternatives.
 int printPartition(mlir::ModuleOp module, const ClusterSpec &cluster);
 
-/// Writes plan.bin (or with --emit=trace its predicted timeline) from
+/// Writes plan.bin (or with --emit=trace its predicted timeline, with
+/// --emit=plan-mlir the module the plan is translated from) from
 /// `module`, the step at the micro-batch size with its recorded partition
 /// if any, and `more`, the step split for the partition's other TP
 /// degrees.
