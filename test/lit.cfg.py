@@ -28,7 +28,7 @@ llvm_config.with_environment("PATH", config.frenzy_tools_dir, append_path=True)
 # reads an output before writing it fails the suite (Executor.h).
 config.environment["FRENZY_POISON_REUSED"] = "1"
 llvm_config.add_tool_substitutions(["frenzy-opt", "frenzy-launch", "frenzy-calibrate"], [config.frenzy_tools_dir])
-llvm_config.add_tool_substitutions(["frenzy-sched"], [config.frenzy_tools_dir])
+llvm_config.add_tool_substitutions(["frenzy-sched", "frenzy-translate"], [config.frenzy_tools_dir])
 llvm_config.add_tool_substitutions(["frenzy-elastic"], [config.frenzy_tools_dir])
 
 # Tests that export real models need Debian's python3-torch / python3-onnx.

@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Import/OnnxImporter.h"
 #include "frenzy/InitAll.h"
-#include "frenzy/Plan/PlanWriter.h"
+#include "frenzy/Target/Plan/PlanWriter.h"
 
 #include "Executor.h"
 #include "plan.pb.h"

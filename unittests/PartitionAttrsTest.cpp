@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
 #include "frenzy/InitAll.h"
-#include "frenzy/Plan/PlanWriter.h"
+#include "frenzy/Target/Plan/PlanWriter.h"
 #include "plan.pb.h"
 
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"

@@ -38,6 +38,7 @@ cl::opt<std::string>
                       "--cluster report (the partition plan), json, "
                       "bubbles (the schedule's idle intervals), or "
                       "trace (the plan's predicted timeline, Chrome JSON), "
+                      "plan-mlir (the module the plan is translated from), "
                       "job-options (frenzy-sched's option table)"),
              cl::init("mlir"), cl::cat(frenzyCategory));
 cl::opt<bool>
@@ -152,21 +153,24 @@ std::optional<Mode> modeFor(llvm::StringRef input, llvm::StringRef output) {
   // --emit=trace builds the plan as for -o plan.bin, then writes its
   // predicted timeline instead.
   m.emitTrace = m.planning && emitKind == "trace" && !m.predict;
-  m.emitPlan =
-      m.planning && !m.predict &&
-      (emitKind.getNumOccurrences() == 0 || m.reportAndPlan || m.emitTrace);
+  // --emit=plan-mlir: that plan's module, which frenzy-translate
+  // --mlir-to-frenzy-plan turns into the same plan.bin.
+  m.emitPlanMlir = m.planning && emitKind == "plan-mlir" && !m.predict;
+  m.emitPlan = m.planning && !m.predict &&
+               (emitKind.getNumOccurrences() == 0 || m.reportAndPlan ||
+                m.emitTrace || m.emitPlanMlir);
   m.partitioning = (emitKind == "report" || emitKind == "json" ||
                     emitKind == "bubbles") &&
                    !m.reportAndPlan;
   m.jobOptions = emitKind == "job-options" && !m.predict;
   if (m.predict && !m.planning)
     return fail("--predict-resources needs --cluster=C.yaml");
-  if (emitKind == "trace" && !m.planning)
-    return fail("--emit=trace needs --cluster=C.yaml");
+  if ((emitKind == "trace" || emitKind == "plan-mlir") && !m.planning)
+    return fail("--emit=" + emitKind + " needs --cluster=C.yaml");
   if (emitKind != "mlir" && emitKind != "summary" && !m.partitioning &&
-      !m.reportAndPlan && !m.emitTrace && !m.jobOptions)
+      !m.reportAndPlan && !m.emitTrace && !m.emitPlanMlir && !m.jobOptions)
     return fail("--emit must be mlir, summary, report, json, bubbles, "
-                "trace or job-options, got '" +
+                "trace, plan-mlir or job-options, got '" +
                 emitKind + "'");
   if (rescoreCount < 0)
     return fail("--rescore must be 0 or more shapes, got " +
@@ -176,7 +180,7 @@ std::optional<Mode> modeFor(llvm::StringRef input, llvm::StringRef output) {
                 "'; valid values: 1f1b, gpipe");
   if ((m.partitioning || m.jobOptions) && !m.planning)
     return fail("--emit=" + emitKind + " needs --cluster=C.yaml");
-  if (m.emitPlan && !m.emitTrace && output == "-")
+  if (m.emitPlan && !m.emitTrace && !m.emitPlanMlir && output == "-")
     return fail("--cluster writes a binary plan; name it with -o plan.bin");
   if (m.emitPlan && llvm::sys::fs::equivalent(input, output))
     return fail("-o " + output +

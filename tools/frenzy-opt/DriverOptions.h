@@ -38,6 +38,7 @@ struct Mode {
   bool partitioning = false;  // --emit=report|json without -o: print only
   bool reportAndPlan = false; // --emit=report -o plan.bin
   bool emitTrace = false;     // --emit=trace: the plan's predicted timeline
+  bool emitPlanMlir = false;  // --emit=plan-mlir: the module it is built from
   bool emitPlan = false;      // a plan (plan.bin or its trace) is built
   bool jobOptions = false;    // --emit=job-options: frenzy-sched's table
 };

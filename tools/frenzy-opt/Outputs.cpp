@@ -11,8 +11,8 @@
 #include "frenzy/Dialect/Frenzy/IR/Precision.h"
 #include "frenzy/Dialect/Frenzy/Transforms/PartitionAttrs.h"
 #include "frenzy/Dialect/Frenzy/Transforms/SideTaskAttrs.h"
-#include "frenzy/Plan/PlanWriter.h"
 #include "frenzy/Planning/LayoutSpec.h"
+#include "frenzy/Target/Plan/PlanWriter.h"
 #include "frenzy/Planning/ResourcePrediction.h"
 #include "frenzy/Planning/TimelineSimulation.h"
 #include "plan.pb.h"
@@ -25,6 +25,14 @@
 using namespace mlir;
 
 namespace frenzy::driver {
+
+std::unique_ptr<llvm::ToolOutputFile> openOutput(StringRef output) {
+  std::string error;
+  auto out = openOutputFile(output, &error);
+  if (!out)
+    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+  return out;
+}
 
 /// "file: node 'name'" for a location, without the 0:0 of whole-file errors.
 static std::string describe(Location loc) {
@@ -244,12 +252,9 @@ static int writeTrace(const BuiltPlan &built, const ClusterSpec &cluster,
   const plan::Plan &plan = built.plan;
   PredictedTimeline t =
       built.played ? built.timeline : simulateTimeline(plan, cluster);
-  std::string error;
-  auto out = openOutputFile(output, &error);
-  if (!out) {
-    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+  auto out = openOutput(output);
+  if (!out)
     return 1;
-  }
   writePredictedTrace(plan, t, out->os());
   out->keep();
   llvm::errs() << llvm::formatv("frenzy-opt: predicted timeline of {0} "
@@ -259,16 +264,37 @@ static int writeTrace(const BuiltPlan &built, const ClusterSpec &cluster,
   return 0;
 }
 
+/// --emit=plan-mlir: the module the plan translation reads, for
+/// frenzy-translate --mlir-to-frenzy-plan (one program: one TP degree).
+static int printPlanModule(ModuleOp module, ArrayRef<ModuleOp> more,
+                           StringRef output) {
+  if (!more.empty()) {
+    llvm::errs() << "frenzy-opt: error: --emit=plan-mlir prints one module, "
+                    "but this plan's pipelines run "
+                 << more.size() + 1
+                 << " TP degrees (one program each); use a layout with one "
+                    "TP degree\n";
+    return 1;
+  }
+  auto out = openOutput(output);
+  if (!out)
+    return 1;
+  // With locations: an instruction names its ONNX node from its op's.
+  module->print(out->os(), OpPrintingFlags().enableDebugInfo());
+  out->keep();
+  return 0;
+}
+
 int buildPlanOf(ModuleOp module, ArrayRef<ModuleOp> more, StringRef input,
                 const ClusterSpec &cluster, bool play, BuiltPlan &out) {
   plan::Plan &plan = out.plan;
+  // The one translation to plan.bin (lib/Target/Plan, docs/plan.md): each
+  // action's predicted seconds are computed there, before the write.
   if (failed(buildPlan(module, more, input, clusterFile, cluster, plan)))
     return 1;
-  // Each action's predicted duration, for frenzy-launch's speed emulation.
-  recordActionSeconds(plan, cluster);
   // The plan's predicted step is then the timeline's (what --emit=trace
   // prints), not the search's estimate. Plans of more ranks are not played
-  // (the simulation grows with ranks squared, ActionSeconds.cpp).
+  // (the simulation grows with ranks squared).
   out.played = play && plan.ranks_size() <= 4096;
   if (out.played) {
     out.timeline = simulateTimeline(plan, cluster);
@@ -279,6 +305,8 @@ int buildPlanOf(ModuleOp module, ArrayRef<ModuleOp> more, StringRef input,
 
 int writePlan(ModuleOp module, ArrayRef<ModuleOp> more, StringRef input,
               const ClusterSpec &cluster, StringRef output) {
+  if (emitKind == "plan-mlir")
+    return printPlanModule(module, more, output);
   BuiltPlan built;
   if (int rc = buildPlanOf(module, more, input, cluster,
                            timelineScores(cluster), built))

@@ -9,8 +9,14 @@
 #include "plan.pb.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <memory>
 
 namespace frenzy::driver {
+
+/// Opens -o's file (or stdout); null after one error line.
+std::unique_ptr<llvm::ToolOutputFile> openOutput(llvm::StringRef output);
 
 /// Prints diagnostics as "file: node 'name': error: ...", one line each.
 void printDiagnosticsPlainly(mlir::MLIRContext &context);
@@ -53,7 +59,8 @@ int buildPlanOf(mlir::ModuleOp module, llvm::ArrayRef<mlir::ModuleOp> more,
 int emitBuiltPlan(const BuiltPlan &built, const ClusterSpec &cluster,
                   llvm::StringRef output);
 
-/// buildPlanOf, then emitBuiltPlan.
+/// buildPlanOf, then emitBuiltPlan (with --emit=plan-mlir: the module the
+/// plan is translated from, for frenzy-translate).
 int writePlan(mlir::ModuleOp module, llvm::ArrayRef<mlir::ModuleOp> more,
               llvm::StringRef input, const ClusterSpec &cluster,
               llvm::StringRef output);

@@ -317,12 +317,9 @@ static int runOnModel(llvm::StringRef input, llvm::StringRef output,
     return 1;
   }
 
-  std::string error;
-  auto out = openOutputFile(output, &error);
-  if (!out) {
-    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+  auto out = openOutput(output);
+  if (!out)
     return 1;
-  }
   if (emitKind == "summary")
     frenzy::printSummary(frenzy::summarize(*module), out->os());
   else
@@ -377,11 +374,9 @@ int main(int argc, char **argv) {
     llvm::errs() << "frenzy-opt: error: " << error << "\n";
     return 1;
   }
-  auto out = openOutputFile(output, &error);
-  if (!out) {
-    llvm::errs() << "frenzy-opt: error: " << error << "\n";
+  auto out = openOutput(output);
+  if (!out)
     return 1;
-  }
   if (failed(MlirOptMain(out->os(), std::move(file), registry, config)))
     return 1;
   out->keep();

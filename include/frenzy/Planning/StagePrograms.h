@@ -1,4 +1,4 @@
-//===- StagePrograms.h - the partition written into plan.bin ----*- C++ -*-===//
+//===- StagePrograms.h - schedule orders and pipeline degrees ---*- C++ -*-===//
 #ifndef FRENZY_PLANNING_STAGEPROGRAMS_H
 #define FRENZY_PLANNING_STAGEPROGRAMS_H
 
@@ -10,10 +10,6 @@
 #include <vector>
 
 namespace frenzy {
-namespace plan {
-class Plan;
-}
-
 enum class PipelineSchedule { OneFOneB, GPipe };
 
 /// "1f1b" / "gpipe".
@@ -42,25 +38,9 @@ std::vector<PhaseStep> stageOrder(PipelineSchedule kind, int64_t s, int64_t S,
                                   int64_t M);
 ScheduleOrders scheduleOrders(const PartitionPlan &pp, PipelineSchedule kind);
 
-/// Adds ranks, stages (instructions by phase, boundary tensors, batch
-/// shares), communication groups (DP across differently cut pipelines, tied
-/// parameters, TP) and predictions of a partition to a plan whose program is
-/// the training step at the partition's micro-batch size, then the per-rank
-/// instruction streams of `schedule`.
-void addStagePrograms(const PartitionPlan &pp, const ClusterSpec &cluster,
-                      const PartitionOptions &o, const ScheduleOrders &schedule,
-                      plan::Plan &out);
-
 /// Each pipeline's TP degree (its stages' common one); nullopt when a
 /// pipeline's stages differ (the runtime runs one program per pipeline).
 std::optional<std::vector<int64_t>> pipelineTpDegrees(const PartitionPlan &pp);
-
-/// Writes each rank's per-step instruction stream (forward/backward per
-/// micro-batch with its sends and receives, gradient reduction, update,
-/// tied-parameter sync) in the given phase orders, and a predicted start
-/// time per action from the stages' predicted times. Needs the stages and
-/// groups.
-void addPipelineSchedule(plan::Plan &plan, const ScheduleOrders &schedule);
 
 } // namespace frenzy
 

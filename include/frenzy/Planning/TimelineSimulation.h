@@ -36,10 +36,6 @@ PredictedTimeline simulateTimeline(const plan::Plan &plan,
 std::vector<std::vector<double>>
 predictedActionSeconds(const plan::Plan &plan, const ClusterSpec &cluster);
 
-/// Records predictedActionSeconds in every action's predicted_seconds
-/// (frenzy-launch --emulate-speed plays them; lib/Planning/ActionSeconds).
-void recordActionSeconds(plan::Plan &plan, const ClusterSpec &cluster);
-
 /// The predicted trace's third thread: idle intervals and side-task slots.
 constexpr int kBubbleThread = 2;
 

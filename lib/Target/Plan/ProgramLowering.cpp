@@ -6,7 +6,7 @@
 // needs a runtime kernel of the same name and nothing here.
 //
 //===----------------------------------------------------------------------===//
-#include "frenzy/Plan/PlanWriter.h"
+#include "frenzy/Target/Plan/PlanWriter.h"
 
 #include "frenzy/Dialect/Frenzy/IR/FrenzyOps.h"
 #include "plan.pb.h"
@@ -46,7 +46,8 @@ std::string nodeOf(Location loc) {
 
 class Lowering {
 public:
-  explicit Lowering(plan::Program &out) : out(out) {}
+  Lowering(plan::Program &out, std::vector<Operation *> *instrOps)
+      : out(out), instrOps(instrOps) {}
 
   FailureOr<int32_t> tensorFor(Value v, plan::TensorKind kind,
                                StringRef name = "") {
@@ -141,6 +142,8 @@ public:
 
   LogicalResult instr(Operation *op) {
     plan::Instr *in = out.add_instrs();
+    if (instrOps)
+      instrOps->push_back(op);
     in->set_op(op->getName().stripDialect().str());
     in->set_node(nodeOf(op->getLoc()));
     if (auto blk = op->getAttrOfType<BlockAttr>(FrenzyDialect::kBlockAttrName)) {
@@ -206,12 +209,14 @@ public:
 
 private:
   plan::Program &out;
+  std::vector<Operation *> *instrOps;
   llvm::DenseMap<Value, int32_t> ids;
 };
 
 } // namespace
 
-LogicalResult frenzy::lowerProgram(ModuleOp module, plan::Program &out) {
+LogicalResult frenzy::lowerProgram(ModuleOp module, plan::Program &out,
+                                   std::vector<Operation *> *instrOps) {
   auto func = module.lookupSymbol<func::FuncOp>("train_step");
   if (!func)
     func = module.lookupSymbol<func::FuncOp>("forward");
@@ -219,5 +224,5 @@ LogicalResult frenzy::lowerProgram(ModuleOp module, plan::Program &out) {
     return module.emitError("no @train_step or @forward function to lower");
   if (auto t = module->getAttrOfType<IntegerAttr>("frenzy.tp_degree"))
     out.set_tp_degree(t.getInt());
-  return Lowering(out).run(func);
+  return Lowering(out, instrOps).run(func);
 }

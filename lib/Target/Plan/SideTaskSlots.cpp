@@ -7,24 +7,24 @@
 // already placed in the same bubble: slots keep their time order.
 //
 //===----------------------------------------------------------------------===//
-#include "frenzy/Plan/PlanWriter.h"
+#include "PlanParts.h"
 
 #include "frenzy/Dialect/Frenzy/Transforms/SideTaskAttrs.h"
-#include "plan.pb.h"
 
 #include <algorithm>
 
 using namespace mlir;
 using namespace frenzy;
+using namespace frenzy::target;
 
 /// Index in `stream` of the first action of the work `before` names, or
 /// -1.
-static int positionOf(const plan::Rank &rank, StringRef before) {
-  const auto &stream = rank.stream();
-  int at = -1;
+static int positionOf(const std::vector<plan::Action> &stream,
+                      StringRef before) {
+  int n = int(stream.size()), at = -1;
   if (before == "reduce") {
-    for (int i = 0; i < stream.size() && at < 0; ++i)
-      if (stream[i].kind() == plan::Action::REDUCE_GRADS)
+    for (int i = 0; i < n && at < 0; ++i)
+      if (stream[size_t(i)].kind() == plan::Action::REDUCE_GRADS)
         at = i;
   } else {
     int64_t mb;
@@ -33,34 +33,37 @@ static int positionOf(const plan::Rank &rank, StringRef before) {
         before.drop_front().getAsInteger(10, mb))
       return -1;
     auto kind = backward ? plan::Action::BACKWARD : plan::Action::FORWARD;
-    for (int i = 0; i < stream.size() && at < 0; ++i)
-      if (stream[i].kind() == kind && stream[i].micro_batch() == mb)
+    for (int i = 0; i < n && at < 0; ++i)
+      if (stream[size_t(i)].kind() == kind &&
+          stream[size_t(i)].micro_batch() == mb)
         at = i;
-    while (at > 0 && stream[at - 1].kind() == plan::Action::RECV)
+    while (at > 0 && stream[size_t(at - 1)].kind() == plan::Action::RECV)
       --at;
   }
   if (at < 0)
     return -1;
-  while (at < stream.size() && stream[at].kind() == plan::Action::SIDE_TASK)
+  while (at < n && stream[size_t(at)].kind() == plan::Action::SIDE_TASK)
     ++at;
   return at;
 }
 
-LogicalResult frenzy::addSideTaskSlots(ModuleOp module, plan::Plan &out) {
+LogicalResult target::placeSideTaskSlots(ModuleOp module, PlacedPlan &placed,
+                                         std::vector<plan::SideTask> &tasks,
+                                         double &gpuSeconds) {
   auto rec = readSideTasks(module);
   if (failed(rec))
     return failure();
   if (!*rec)
     return success();
   for (const RecordedSideTask &t : (*rec)->tasks) {
-    plan::SideTask &pt = *out.add_side_tasks();
+    plan::SideTask &pt = tasks.emplace_back();
     pt.set_name(t.name);
     pt.set_kind(t.kind);
     pt.set_memory_bytes(t.memoryBytes);
     pt.set_steps(t.steps);
     pt.set_priority(t.priority);
   }
-  out.set_side_task_gpu_seconds((*rec)->gpuSeconds);
+  gpuSeconds = (*rec)->gpuSeconds;
   std::vector<const RecordedSlot *> slots;
   for (const RecordedSlot &s : (*rec)->slots)
     slots.push_back(&s);
@@ -68,16 +71,18 @@ LogicalResult frenzy::addSideTaskSlots(ModuleOp module, plan::Plan &out) {
                    [](auto *a, auto *b) { return a->start < b->start; });
   for (const RecordedSlot *s : slots) {
     bool found = false;
-    for (plan::Rank &rank : *out.mutable_ranks()) {
-      if (rank.pipeline() != s->pipeline || rank.stage() != s->stage)
+    for (int32_t r = 0; r < placed.ranks; ++r) {
+      const StageWork &sw = *placed.stageOf[size_t(r)];
+      if (sw.pipeline != s->pipeline || sw.index != s->stage)
         continue;
       found = true;
-      int at = positionOf(rank, s->before);
+      std::vector<plan::Action> &stream = placed.streams[size_t(r)];
+      int at = positionOf(stream, s->before);
       if (at < 0)
         return emitError(module.getLoc())
                << kSideTasksAttrName << ": a slot of pipeline " << s->pipeline
                << " stage " << s->stage << " comes before '" << s->before
-               << "', which rank " << rank.id()
+               << "', which rank " << r
                << "'s stream does not have; run frenzy-place-side-tasks "
                   "after the schedule it was made for";
       plan::Action a;
@@ -89,11 +94,7 @@ LogicalResult frenzy::addSideTaskSlots(ModuleOp module, plan::Plan &out) {
       slot.set_duration(s->seconds);
       slot.set_steps(s->steps);
       slot.set_memory_bytes(s->memoryBytes);
-      auto *stream = rank.mutable_stream();
-      stream->Add(std::move(a));
-      // Rotate the new last action into place.
-      for (int i = stream->size() - 1; i > at; --i)
-        stream->SwapElements(i, i - 1);
+      stream.insert(stream.begin() + at, std::move(a));
     }
     if (!found)
       return emitError(module.getLoc())
