@@ -29,6 +29,13 @@ HandJobs blockedQueue(int64_t longSteps) {
   return h;
 }
 
+// long (job 0) restarted `restarts` times and short (job 1) started at
+// `start`.
+void expectStarts(const SimResult &r, int restarts, double start) {
+  EXPECT_EQ(r.jobs[0].restarts, restarts);
+  EXPECT_NEAR(r.jobs[1].start, start, 1e-6);
+}
+
 } // namespace
 
 TEST(Preemption, ShortJobThatFitsNowhereStopsAMuchLongerOne) {
@@ -43,8 +50,7 @@ TEST(Preemption, ShortJobThatFitsNowhereStopsAMuchLongerOne) {
   EXPECT_NEAR(lng.finish, 100000 + 100 + 30, 1e-6);
   // frenzy-static lets short wait for long's end.
   SimResult s = run(c, h.build(c), "frenzy-static");
-  EXPECT_EQ(s.jobs[0].restarts, 0);
-  EXPECT_NEAR(s.jobs[1].start, 100000, 1e-6);
+  expectStarts(s, 0, 100000);
 }
 
 // Work is counted in GPU-seconds at the job's best efficiency: at 1,000 s
@@ -54,12 +60,10 @@ TEST(Preemption, NotForAJobWithLittleWorkLeft) {
   SchedCluster c = clusterFrom(kOneNode);
   HandJobs h = blockedQueue(1150);
   SimResult r = run(c, h.build(c), "frenzy");
-  EXPECT_EQ(r.jobs[0].restarts, 0);
-  EXPECT_NEAR(r.jobs[1].start, 1150, 1e-6);
+  expectStarts(r, 0, 1150);
   HandJobs more = blockedQueue(1200);
   SimResult m = run(c, more.build(c), "frenzy");
-  EXPECT_EQ(m.jobs[0].restarts, 1);
-  EXPECT_NEAR(m.jobs[1].start, 1000, 1e-6);
+  expectStarts(m, 1, 1000);
 }
 
 TEST(Preemption, NotForAJobOfHigherPriorityOrJustStarted) {
@@ -67,8 +71,7 @@ TEST(Preemption, NotForAJobOfHigherPriorityOrJustStarted) {
   HandJobs h = blockedQueue(100000);
   h.specs[0].priority = 1;
   SimResult r = run(c, h.build(c), "frenzy");
-  EXPECT_EQ(r.jobs[0].restarts, 0);
-  EXPECT_NEAR(r.jobs[1].start, 100000, 1e-6);
+  expectStarts(r, 0, 100000);
   // Started 100 s before short arrives: within ten restart costs (300 s).
   HandJobs late = blockedQueue(100000);
   late.specs[0].arrival = 900;
