@@ -34,7 +34,7 @@
 //       restart costs), which is stopped and waits in line again (often
 //       restarting at once on what is left: a shrink), when it fits
 //       nowhere else, or when those GPUs finish it so much sooner than the
-//       free ones that the gain exceeds what the stopped job can lose
+//       free ones that the gain beats what the stopped job loses meanwhile
 //       (t_free > 1.6 t_there + two restart costs): a short job gets the
 //       fast GPUs, a long one moves to the slow ones until it is alone.
 //       Sia reaches a similar spread by re-solving every minute; this
@@ -75,7 +75,7 @@ constexpr double kPreemptRatio = 4;  // a stopped job has 4x the work left
 constexpr double kPreemptGuard = 10; // x restart cost: min run before a stop
 constexpr size_t kPreemptPerDecision = 4; // stops for jobs that fit nowhere
 constexpr size_t kVictimTries = 4;   // running jobs tried per waiting job
-constexpr double kUpgradeLoss = 0.6; // share of its time the stopped job loses
+constexpr double kUpgradeLoss = 0.6; // stopped job's loss, share of t_there
 
 enum class Mode { Static, Realloc, Adaptive };
 
@@ -296,9 +296,10 @@ const JobOption *FrenzyPolicy::upgrade(SimContext &ctx, int j,
     const JobOption *o =
         choose(w, c, onlyOn, kEfficiencyFloor, &fitting, &perGpu);
     c.take(rj.placement);
-    // The waiting job's gain must exceed what the stopped job can lose
-    // (its progress while the other runs, times kUpgradeLoss) and both
-    // restarts.
+    // The waiting job's gain (t_free - t_there) must exceed what the
+    // stopped job loses while the other runs there (a share of t_there:
+    // it usually goes on at once on what is left, or waits for faster
+    // GPUs) and its two restarts (now, and growing back later).
     if (o && tFree > (1 + kUpgradeLoss) * w.secondsOn(*o) +
                          kGrowRestarts * ctx.restartSeconds()) {
       ctx.stop(r);
