@@ -28,6 +28,9 @@
 //       included, is under 70% of the current one);
 //     - when jobs wait, grown jobs give the extra GPUs back (to the option
 //       they were placed on) before waiting jobs are placed;
+//     - while at most one job waits and it fits nowhere, a running job of
+//       its type with 8x more work left shrinks to make room (never a job
+//       that moved within ten restart costs);
 //     - preemptive shortest-first (SRPT across GPU types): a waiting job
 //       takes the GPUs of a running job with 4x more work left (GPU-seconds
 //       at best efficiency; of no higher priority; not moved within ten
@@ -71,6 +74,8 @@ constexpr double kWaitGain = 0.8;  // only when that finishes them 20% sooner
 constexpr double kGrowFloor = 0.3;   // per-GPU throughput vs the job's best
 constexpr double kGrowGain = 0.7;    // grow when it finishes in < 70% of now
 constexpr double kGrowRestarts = 2;  // ... counting this many restart costs
+constexpr double kMakeRoomRatio = 8; // the shrunk job has 8x more work left
+constexpr double kMakeRoomQueue = 1; // only while this few wait
 constexpr double kPreemptRatio = 4;  // a stopped job has 4x the work left
 constexpr double kPreemptGuard = 10; // x restart cost: min run before a stop
 constexpr size_t kPreemptPerDecision = 4; // stops for jobs that fit nowhere
@@ -149,6 +154,12 @@ private:
   /// Adaptive: jobs that grew go back to the option they were placed on;
   /// true when one moved.
   bool giveBack(SimContext &ctx);
+  /// Adaptive, shortest-remaining-first: a waiting job that fits nowhere
+  /// gets GPUs from a running job with much more work left, which shrinks
+  /// to a smaller option of the same type (still above the growth floor);
+  /// true when one moved. Tried before preempt(): a shrink keeps the job
+  /// running.
+  bool makeRoom(SimContext &ctx);
   /// Adaptive, preemptive shortest-first: a waiting job that fits nowhere
   /// stops the running job with the most work left (at least
   /// kPreemptRatio x its own, in GPU-seconds at best efficiency) when that
@@ -185,6 +196,8 @@ void FrenzyPolicy::schedule(SimContext &ctx) {
     }
     preempted = false;
     if (waiting && giveBack(ctx))
+      waiting = place(ctx);
+    if (waiting && waiting <= kMakeRoomQueue && makeRoom(ctx))
       waiting = place(ctx);
     if (waiting && preempt(ctx))
       waiting = place(ctx);
@@ -272,10 +285,12 @@ std::vector<int> FrenzyPolicy::victimsFor(SimContext &ctx, int w) {
   for (const auto &[left, r] : victims) {
     if (left < kPreemptRatio * need || out.size() == kVictimTries)
       break; // sorted: no later one has enough left
+    // Never a job started or moved in this decision (with a zero restart
+    // cost the guard alone would allow it).
     const SimJob &rj = jobs[r];
     if (rj.state == SimJob::State::Running &&
         rj.spec->priority <= wj.spec->priority &&
-        ctx.now - rj.lastMoved >= guard)
+        ctx.now - rj.lastMoved >= guard && rj.lastMoved < ctx.now)
       out.push_back(r);
   }
   return out;
@@ -471,6 +486,59 @@ bool FrenzyPolicy::shrink(SimContext &ctx) {
       }
     if (moved == kShrinkPerDecision)
       break;
+  }
+  return moved > 0;
+}
+
+bool FrenzyPolicy::makeRoom(SimContext &ctx) {
+  auto &jobs = ctx.jobs();
+  SchedCluster &c = ctx.cluster();
+  std::vector<int> waiting, running;
+  for (int j : ctx.active())
+    (jobs[j].state == SimJob::State::Waiting ? waiting : running).push_back(j);
+  std::sort(waiting.begin(), waiting.end(), [&](int a, int b) {
+    return gpuSeconds(jobs[a]) < gpuSeconds(jobs[b]);
+  });
+  double guard = kShrinkGuard * ctx.restartSeconds();
+  size_t moved = 0;
+  for (int w : waiting) {
+    if (moved == kShrinkPerDecision)
+      break;
+    // The waiting job's smallest single-type option (ties: fastest).
+    const JobOption *need = nullptr;
+    for (const JobOption &o : *jobs[w].options)
+      if (!o.mixed() && (!need || o.totalGpus() < need->totalGpus() ||
+                         (o.totalGpus() == need->totalGpus() &&
+                          o.stepSeconds < need->stepSeconds)))
+        need = &o;
+    if (!need || c.fits(*need))
+      continue;
+    int t = need->gpus[0].type;
+    double wSeconds = jobs[w].secondsOn(*need);
+    for (int r : running) {
+      SimJob &job = jobs[r];
+      if (job.state != SimJob::State::Running || job.running->mixed() ||
+          job.running->gpus[0].type != t || ctx.now - job.lastMoved < guard ||
+          job.secondsOn(*job.running) < kMakeRoomRatio * wSeconds)
+        continue;
+      double floor = kGrowFloor * bestPerGpu(job);
+      const JobOption *smaller = nullptr;
+      for (const JobOption &o : *job.options) {
+        int64_t f = job.running->totalGpus() - o.totalGpus();
+        if (o.mixed() || o.gpus[0].type != t || f <= 0 ||
+            c.freeOf(t) + f < need->totalGpus() ||
+            1 / (o.stepSeconds * double(o.totalGpus())) < floor)
+          continue;
+        if (!smaller || o.stepSeconds < smaller->stepSeconds)
+          smaller = &o;
+      }
+      if (smaller && ctx.move(r, *smaller, Fit::BestFit)) {
+        if (job.placedOn && job.placedOn->totalGpus() > smaller->totalGpus())
+          job.placedOn = smaller;
+        ++moved;
+        break;
+      }
+    }
   }
   return moved > 0;
 }

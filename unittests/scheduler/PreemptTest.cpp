@@ -106,3 +106,18 @@ TEST(Preemption, ShortJobTakesFastGpusFromALongOne) {
   EXPECT_EQ(n.jobs[0].restarts, 0);
   EXPECT_EQ(n.jobs[1].nodes, "t0:4");
 }
+
+// With a zero restart cost the guard is zero too; a job shrunk to make
+// room in this decision is still not stopped again in it (the short job
+// would finish sooner on all four GPUs: 30 s against 100 s).
+TEST(Preemption, NeverStopsAJobMovedInTheSameDecision) {
+  SchedCluster c = clusterFrom(kOneNode);
+  HandJobs h;
+  h.add("long", 0, 100000, {option(4, 1.0), option(2, 1.9)});
+  h.add("short", 1000, 100, {option(2, 1.0), option(4, 0.3)});
+  SimResult r = run(c, h.build(c), "frenzy", /*restart=*/0);
+  // Shrunk for short, grown back when it ended.
+  expectStarts(r, 2, 1000);
+  EXPECT_EQ(r.jobs[1].gpus, 2);
+  EXPECT_NEAR(r.jobs[1].finish, 1100, 1e-6);
+}
