@@ -27,11 +27,23 @@
 //       lower efficiency floor, only when the new finish, restart costs
 //       included, is under 70% of the current one);
 //     - when jobs wait, grown jobs give the extra GPUs back (to the option
-//       they were placed on) before waiting jobs are placed; and while at
-//       most one job waits and it fits nowhere, a running job of its type
-//       with 8x more work left shrinks to make room (shortest remaining
-//       first, never a job that moved within ten restart costs).
-//     Under a long queue none of this fires and it is the static policy.
+//       they were placed on) before waiting jobs are placed;
+//     - while at most one job waits and it fits nowhere, a running job of
+//       its type with 8x more work left shrinks to make room (never a job
+//       that moved within ten restart costs);
+//     - preemptive shortest-first (SRPT across GPU types): a waiting job
+//       takes the GPUs of a running job with 4x more work left (GPU-seconds
+//       at best efficiency; of no higher priority; not moved within ten
+//       restart costs), which is stopped and waits in line again (often
+//       restarting at once on what is left: a shrink), when it fits
+//       nowhere else, or when those GPUs finish it so much sooner than the
+//       free ones that the gain beats what the stopped job loses meanwhile
+//       (t_free > 1.6 t_there + two restart costs): a short job gets the
+//       fast GPUs, a long one moves to the slow ones until it is alone.
+//       Sia reaches a similar spread by re-solving every minute; this
+//       touches only the few jobs it moves.
+//     Under a long queue of similar jobs little of this fires and it is
+//     the static policy.
 //  5. `frenzy-static --realloc` (the older variant): a running job grows
 //     onto idle GPUs when no job waits and the predicted gain exceeds the
 //     checkpoint-restart cost, and jobs holding more than a fair share (GPUs / active jobs) shrink to a
@@ -56,14 +68,19 @@ constexpr double kShrinkGuard = 10;   // x restart cost: min run between moves
 constexpr size_t kShrinkPerDecision = 2;
 constexpr size_t kLookahead = 16;  // jobs per decision that may wait
 constexpr double kWaitGain = 0.8;  // only when that finishes them 20% sooner
-// Adaptive growth and make-room: chosen on the training queues (synthetic
+// Adaptive growth and preemption: chosen on the training queues (synthetic
 // seeds 1 and 2 at 8, 15 and 30 jobs/h, Philly from 2017-10-03), reported
 // on held-out ones (docs/scheduler.md).
-constexpr double kGrowFloor = 0.5;   // per-GPU throughput vs the job's best
+constexpr double kGrowFloor = 0.3;   // per-GPU throughput vs the job's best
 constexpr double kGrowGain = 0.7;    // grow when it finishes in < 70% of now
 constexpr double kGrowRestarts = 2;  // ... counting this many restart costs
 constexpr double kMakeRoomRatio = 8; // the shrunk job has 8x more work left
 constexpr double kMakeRoomQueue = 1; // only while this few wait
+constexpr double kPreemptRatio = 4;  // a stopped job has 4x the work left
+constexpr double kPreemptGuard = 10; // x restart cost: min run before a stop
+constexpr size_t kPreemptPerDecision = 4; // stops for jobs that fit nowhere
+constexpr size_t kVictimTries = 4;   // running jobs tried per waiting job
+constexpr double kUpgradeLoss = 0.6; // stopped job's loss, share of t_there
 
 enum class Mode { Static, Realloc, Adaptive };
 
@@ -106,6 +123,27 @@ private:
         out = o;
     return out;
   }
+  /// The option a job takes on the free GPUs: the best score among those
+  /// whose throughput per GPU is at least floorFactor of the best the free
+  /// GPUs offer it (the smallest when none); nullptr when none fits.
+  /// Fills the fitting options and that best per-GPU throughput.
+  const JobOption *choose(const SimJob &job, const SchedCluster &c,
+                          const std::vector<int> &onlyOn, double floorFactor,
+                          std::vector<const JobOption *> *fitting,
+                          double *perGpu) const;
+  /// Adaptive: an option for waiting job j on GPUs of a running job with
+  /// kPreemptRatio x more work left, which is stopped (and waits in line
+  /// again), when j on it finishes enough sooner than on `best` (the free
+  /// GPUs' option) to outweigh what the stopped job loses; else nullptr.
+  const JobOption *upgrade(SimContext &ctx, int j, const JobOption &best,
+                           const std::vector<int> &onlyOn);
+  /// Running jobs a waiting job `w` may stop: at most kVictimTries, with
+  /// kPreemptRatio x its work left or more, not moved within the guard, of
+  /// no higher priority; most work left first.
+  std::vector<int> victimsFor(SimContext &ctx, int w);
+  bool preempted = false; // place() stopped a job: place again
+  std::vector<std::pair<double, int>> victims; // this decision's, sorted
+  bool victimsKnown = false;
   /// Places waiting jobs; returns how many still wait.
   size_t place(SimContext &ctx);
   /// Moves jobs holding more than a fair share of the cluster to smaller
@@ -119,8 +157,16 @@ private:
   /// Adaptive, shortest-remaining-first: a waiting job that fits nowhere
   /// gets GPUs from a running job with much more work left, which shrinks
   /// to a smaller option of the same type (still above the growth floor);
-  /// true when one moved.
+  /// true when one moved. Tried before preempt(): a shrink keeps the job
+  /// running.
   bool makeRoom(SimContext &ctx);
+  /// Adaptive, preemptive shortest-first: a waiting job that fits nowhere
+  /// stops the running job with the most work left (at least
+  /// kPreemptRatio x its own, in GPU-seconds at best efficiency) when that
+  /// job's GPUs would let it start; the stopped job waits in line again
+  /// (and may restart at once on what is left, a shrink). True when one
+  /// stopped.
+  bool preempt(SimContext &ctx);
   Mode mode;
 };
 
@@ -142,10 +188,18 @@ double FrenzyPolicy::score(const SimJob &j, const JobOption &o,
 
 void FrenzyPolicy::schedule(SimContext &ctx) {
   if (mode == Mode::Adaptive) {
+    victimsKnown = false;
     size_t waiting = place(ctx);
+    for (int again = 0; preempted && again < 2; ++again) {
+      preempted = false;
+      waiting = place(ctx);
+    }
+    preempted = false;
     if (waiting && giveBack(ctx))
       waiting = place(ctx);
     if (waiting && waiting <= kMakeRoomQueue && makeRoom(ctx))
+      waiting = place(ctx);
+    if (waiting && preempt(ctx))
       waiting = place(ctx);
     if (!waiting)
       grow(ctx, kGrowFloor, kGrowGain, kGrowRestarts);
@@ -182,6 +236,92 @@ bool FrenzyPolicy::giveBack(SimContext &ctx) {
       moved = true;
   }
   return moved;
+}
+
+const JobOption *
+FrenzyPolicy::choose(const SimJob &job, const SchedCluster &c,
+                     const std::vector<int> &onlyOn, double floorFactor,
+                     std::vector<const JobOption *> *fitting,
+                     double *perGpu) const {
+  // The efficiency floor is relative to what the free GPUs offer, so a
+  // job that only slow GPUs can take now still scales on them.
+  int64_t free = c.freeGpus();
+  for (const JobOption &o : *job.options)
+    if (o.totalGpus() <= free && c.fits(o)) {
+      fitting->push_back(&o);
+      *perGpu = std::max(*perGpu, 1 / (o.stepSeconds * double(o.totalGpus())));
+    }
+  const JobOption *best = nullptr, *smallest = nullptr;
+  double bestScore = INFINITY;
+  for (const JobOption *o : *fitting) {
+    if (!smallest || o->totalGpus() < smallest->totalGpus() ||
+        (o->totalGpus() == smallest->totalGpus() &&
+         o->stepSeconds < smallest->stepSeconds))
+      smallest = o;
+    if (1 / (o->stepSeconds * double(o->totalGpus())) < floorFactor * *perGpu)
+      continue;
+    double s = score(job, *o, c, onlyOn);
+    if (s < bestScore)
+      bestScore = s, best = o;
+  }
+  return best ? best : smallest;
+}
+
+std::vector<int> FrenzyPolicy::victimsFor(SimContext &ctx, int w) {
+  auto &jobs = ctx.jobs();
+  if (!victimsKnown) {
+    // Once per decision: the running jobs, most work left first.
+    victims.clear();
+    for (int r : ctx.active())
+      if (jobs[r].state == SimJob::State::Running)
+        victims.push_back({gpuSeconds(jobs[r]), r});
+    std::sort(victims.rbegin(), victims.rend());
+    victimsKnown = true;
+  }
+  const SimJob &wj = jobs[w];
+  double need = gpuSeconds(wj);
+  double guard = kPreemptGuard * ctx.restartSeconds();
+  std::vector<int> out;
+  for (const auto &[left, r] : victims) {
+    if (left < kPreemptRatio * need || out.size() == kVictimTries)
+      break; // sorted: no later one has enough left
+    // Never a job started or moved in this decision (with a zero restart
+    // cost the guard alone would allow it).
+    const SimJob &rj = jobs[r];
+    if (rj.state == SimJob::State::Running &&
+        rj.spec->priority <= wj.spec->priority &&
+        ctx.now - rj.lastMoved >= guard && rj.lastMoved < ctx.now)
+      out.push_back(r);
+  }
+  return out;
+}
+
+const JobOption *FrenzyPolicy::upgrade(SimContext &ctx, int j,
+                                      const JobOption &best,
+                                      const std::vector<int> &onlyOn) {
+  auto &jobs = ctx.jobs();
+  SchedCluster &c = ctx.cluster();
+  const SimJob &w = jobs[j];
+  double tFree = w.secondsOn(best);
+  for (int r : victimsFor(ctx, j)) {
+    SimJob &rj = jobs[r];
+    c.release(rj.placement);
+    std::vector<const JobOption *> fitting;
+    double perGpu = 0;
+    const JobOption *o =
+        choose(w, c, onlyOn, kEfficiencyFloor, &fitting, &perGpu);
+    c.take(rj.placement);
+    // The waiting job's gain (t_free - t_there) must exceed what the
+    // stopped job loses while the other runs there (a share of t_there:
+    // it usually goes on at once on what is left, or waits for faster
+    // GPUs) and its two restarts (now, and growing back later).
+    if (o && tFree > (1 + kUpgradeLoss) * w.secondsOn(*o) +
+                         kGrowRestarts * ctx.restartSeconds()) {
+      ctx.stop(r);
+      return o;
+    }
+  }
+  return nullptr;
 }
 
 size_t FrenzyPolicy::place(SimContext &ctx) {
@@ -261,31 +401,10 @@ size_t FrenzyPolicy::place(SimContext &ctx) {
       break;
     int j = std::get<4>(keys[k]);
     SimJob &job = jobs[j];
-    // The efficiency floor is relative to what the free GPUs offer, so a
-    // job that only slow GPUs can take now still scales on them.
     double perGpu = 0;
     std::vector<const JobOption *> fitting;
-    for (const JobOption &o : *job.options)
-      if (o.totalGpus() <= free && c.fits(o)) {
-        fitting.push_back(&o);
-        perGpu = std::max(perGpu, 1 / (o.stepSeconds * double(o.totalGpus())));
-      }
-    const JobOption *best = nullptr, *smallest = nullptr;
-    double bestScore = INFINITY;
-    for (const JobOption *o : fitting) {
-      if (!smallest || o->totalGpus() < smallest->totalGpus() ||
-          (o->totalGpus() == smallest->totalGpus() &&
-           o->stepSeconds < smallest->stepSeconds))
-        smallest = o;
-      if (1 / (o->stepSeconds * double(o->totalGpus())) <
-          kEfficiencyFloor * perGpu)
-        continue;
-      double s = score(job, *o, c, onlyOn);
-      if (s < bestScore)
-        bestScore = s, best = o;
-    }
-    if (!best)
-      best = smallest;
+    const JobOption *best =
+        choose(job, c, onlyOn, kEfficiencyFloor, &fitting, &perGpu);
     // A job that could start now may instead wait for busy GPUs that would
     // finish it sooner (options above the efficiency floor only); bounded
     // per decision so that a long queue stays cheap.
@@ -302,11 +421,21 @@ size_t FrenzyPolicy::place(SimContext &ctx) {
         }
       }
     }
+    // Adaptive: a short job takes faster GPUs from a much longer one
+    // (which waits in line again) when that gain outweighs the loss.
+    bool upgraded = false;
+    if (best && mode == Mode::Adaptive && looked <= kLookahead)
+      if (const JobOption *o = upgrade(ctx, j, *best, onlyOn)) {
+        best = o;
+        upgraded = true;
+        preempted = true;
+      }
     // Adaptive: the last job in line, when every job before it started,
     // starts grown onto GPUs that would sit idle otherwise (remembering the
     // efficient option to give back to).
     const JobOption *startOn = best;
-    if (best && mode == Mode::Adaptive && k + 1 == keys.size() && !leftBehind)
+    if (best && mode == Mode::Adaptive && k + 1 == keys.size() &&
+        !leftBehind && !upgraded)
       startOn = grownOption(job, *best, fitting, perGpu);
     if (best && ctx.start(j, *startOn, Fit::BestFit)) {
       if (mode == Mode::Adaptive)
@@ -412,6 +541,37 @@ bool FrenzyPolicy::makeRoom(SimContext &ctx) {
     }
   }
   return moved > 0;
+}
+
+bool FrenzyPolicy::preempt(SimContext &ctx) {
+  auto &jobs = ctx.jobs();
+  SchedCluster &c = ctx.cluster();
+  std::vector<std::tuple<int, double, int>> waiting; // shortest first
+  for (int j : ctx.active())
+    if (jobs[j].state == SimJob::State::Waiting)
+      waiting.emplace_back(-jobs[j].spec->priority, gpuSeconds(jobs[j]), j);
+  std::sort(waiting.begin(), waiting.end());
+  if (waiting.size() > kLookahead)
+    waiting.resize(kLookahead);
+  size_t stopped = 0;
+  for (const auto &[prio, need, w] : waiting)
+    for (int r : victimsFor(ctx, w)) {
+      // Would its GPUs (with what is free) let the waiting job start?
+      SimJob &rj = jobs[r];
+      c.release(rj.placement);
+      bool helps = false;
+      for (const JobOption &o : *jobs[w].options)
+        if ((helps = c.fits(o)))
+          break;
+      c.take(rj.placement);
+      if (!helps)
+        continue;
+      ctx.stop(r);
+      if (++stopped == kPreemptPerDecision)
+        return true;
+      break; // the next waiting job
+    }
+  return stopped > 0;
 }
 
 void FrenzyPolicy::grow(SimContext &ctx, double floorFactor, double gain,
