@@ -266,8 +266,8 @@ static int writeTrace(const BuiltPlan &built, const ClusterSpec &cluster,
 
 /// --emit=plan-mlir: the module the plan translation reads, for
 /// frenzy-translate --mlir-to-frenzy-plan (one program: one TP degree).
-static int printPlanModule(ModuleOp module, ArrayRef<ModuleOp> more,
-                           StringRef output) {
+int printPlanModule(ModuleOp module, ArrayRef<ModuleOp> more,
+                    StringRef output) {
   if (!more.empty()) {
     llvm::errs() << "frenzy-opt: error: --emit=plan-mlir prints one module, "
                     "but this plan's pipelines run "

@@ -59,6 +59,11 @@ int buildPlanOf(mlir::ModuleOp module, llvm::ArrayRef<mlir::ModuleOp> more,
 int emitBuiltPlan(const BuiltPlan &built, const ClusterSpec &cluster,
                   llvm::StringRef output);
 
+/// --emit=plan-mlir: prints the step module the plan translation reads
+/// (one TP degree: `more` must be empty, else one error line). 0 or 1.
+int printPlanModule(mlir::ModuleOp module, llvm::ArrayRef<mlir::ModuleOp> more,
+                    llvm::StringRef output);
+
 /// buildPlanOf, then emitBuiltPlan (with --emit=plan-mlir: the module the
 /// plan is translated from, for frenzy-translate).
 int writePlan(mlir::ModuleOp module, llvm::ArrayRef<mlir::ModuleOp> more,

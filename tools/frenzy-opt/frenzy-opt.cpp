@@ -196,6 +196,22 @@ static int buildFor(ModelRun &r, ModuleOp planned, ModuleOp base,
   return buildPlanOf(*step, others, r.input, cluster, play, out);
 }
 
+/// --emit=plan-mlir: the step module of the partition `planned` records,
+/// as the plan translation (frenzy-translate) reads it.
+static int printStepFor(ModelRun &r, ModuleOp planned, ModuleOp base,
+                        const frenzy::OnnxImportOptions &options,
+                        llvm::StringRef output) {
+  std::vector<OwningOpRef<ModuleOp>> more;
+  OwningOpRef<ModuleOp> step =
+      stepPrograms(r, planned, base.clone(), options, more);
+  if (!step)
+    return 1;
+  std::vector<ModuleOp> others;
+  for (OwningOpRef<ModuleOp> &m : more)
+    others.push_back(*m);
+  return printPlanModule(*step, others, output);
+}
+
 /// A multi-device plan: partitioned on the step at batch 1 (`base`), then
 /// compiled at the micro-batch size. On a calibrated cluster the plan is
 /// played on the predicted timeline, and a searched one competes with the
@@ -256,6 +272,8 @@ static int planAndWrite(ModelRun &r, ModuleOp base,
     if (int rc = printPartition(*planned, cluster, built ? &score : nullptr);
         rc || mode.partitioning)
       return rc;
+  if (emitKind == "plan-mlir")
+    return printStepFor(r, *planned, base, options, output);
   if (!built) {
     built.emplace();
     if (int rc = buildFor(r, *planned, base, options, cluster, false, *built))
