@@ -11,9 +11,9 @@
 //    sp_all_gather;
 //  - token-wise ops (a norm over the last dim, dropout, elementwise ops
 //    whose other operands are the same shape or broadcast over the tokens)
-//    with a sharded operand run on the chunk; so do those on a layer's
-//    input (the residual stream), which is scattered (sp_scatter) where it
-//    comes replicated from outside the layers (the embedding);
+//    with a sharded operand run on the chunk; so do a norm or an add of a
+//    layer's input (the residual stream), which is scattered (sp_scatter)
+//    where it comes replicated from outside the layers (the embedding);
 //  - anything else reading a sharded value gets it back whole (sp_gather),
 //    once per value and block; a layer's sharded output read by the next
 //    layer's token-wise ops stays sharded (the pipeline sends rank j's chunk
@@ -237,9 +237,12 @@ LogicalResult Sharder::visit(Operation *op, int64_t block) {
     for (Value v : op->getOperands()) {
       anySharded |= bool(full.count(v));
       // The residual stream coming replicated into a layer (from the
-      // embedding): the layer's token-wise ops start the sharded region.
+      // embedding): its norm or residual add starts the sharded region
+      // (not any token-wise op: a mask or rotary table from the embedding
+      // is read whole).
       Operation *def = v.getDefiningOp();
-      layerInput |= v.getType() == op->getResult(0).getType() &&
+      layerInput |= isa<LayerNormOp, RMSNormOp, AddOp>(op) &&
+                    v.getType() == op->getResult(0).getType() &&
                     (!def || (blockIndexOf(def) != block &&
                               !isa<ParamOp>(def)));
     }
