@@ -69,6 +69,12 @@ const GradCase kCases[] = {
     // two-rank semantics are checked end to end (train-multirank.test).
     {"tp_copy", "a: tensor<4x4xf32>", "%y = frenzy.tp_copy %a : tensor<4x4xf32>", "tensor<4x4xf32>"},
     {"tp_all_reduce", "a: tensor<4x4xf32>", "%y = frenzy.tp_all_reduce %a : tensor<4x4xf32>", "tensor<4x4xf32>"},
+    // Sequence parallelism's ops likewise (one chunk: the whole tensor);
+    // two ranks end to end in train-sp.test.
+    {"sp_scatter", "a: tensor<4x4xf32>", "%y = frenzy.sp_scatter %a : tensor<4x4xf32> -> tensor<4x4xf32>", "tensor<4x4xf32>"},
+    {"sp_gather", "a: tensor<4x4xf32>", "%y = frenzy.sp_gather %a : tensor<4x4xf32> -> tensor<4x4xf32>", "tensor<4x4xf32>"},
+    {"sp_all_gather", "a: tensor<4x4xf32>", "%y = frenzy.sp_all_gather %a : tensor<4x4xf32> -> tensor<4x4xf32>", "tensor<4x4xf32>"},
+    {"sp_reduce_scatter", "a: tensor<4x4xf32>", "%y = frenzy.sp_reduce_scatter %a : tensor<4x4xf32> -> tensor<4x4xf32>", "tensor<4x4xf32>"},
     {"dropout", "a: tensor<8x8xf32>", "%y = frenzy.dropout %a {ratio = 0.3 : f64, training = true} : tensor<8x8xf32>", "tensor<8x8xf32>"},
     {"trilu", "a: tensor<2x4x4xf32>", "%y = frenzy.trilu %a {upper = false, k = 0 : i64} : tensor<2x4x4xf32>", "tensor<2x4x4xf32>"},
     {"matmul", "a: tensor<2x3x4xf32>; b: tensor<4x5xf32>; c: tensor<2x5x2xf32>", "%m = frenzy.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>\n%y = frenzy.matmul %m, %c : (tensor<2x3x5xf32>, tensor<2x5x2xf32>) -> tensor<2x3x2xf32>", "tensor<2x3x2xf32>"},

@@ -169,51 +169,57 @@ TEST_F(Partitioner, WithinTwoPercentOfTheExhaustiveSolver) {
 }
 
 TEST_F(Partitioner, ProblemMemoryEqualsTheMemoryModel) {
-  ClusterSpec c = makeCluster(3);
-  PartitionOptions o;
-  o.globalBatch = 32;
-  auto problem = buildPlanProblem(*cost, *memory, c, o);
-  ASSERT_TRUE(bool(problem));
-  for (int64_t tp : {1, 2, 4})
-    for (int64_t first = 0; first < kLayers; ++first)
-      for (int64_t last = first; last < kLayers; ++last) {
-        PartitionPlan pl;
-        pl.microBatch = 2;
-        pl.fixedShares = true;
-        Pipeline pipe;
-        pipe.microBatches = 1;
-        Stage st;
-        st.node = 0;
-        st.devices.resize(size_t(tp));
-        st.firstLayer = first;
-        st.lastLayer = last;
-        st.embed = first == 0;
-        st.head = last == kLayers - 1;
-        pipe.stages.push_back(st);
-        pl.pipelines.push_back(pipe);
-        plan::PlanProblem big = *problem;
-        big.nodes[0].gpus = 8;
-        big.devices[big.nodes[0].device].memoryBytes = INT64_MAX / 4;
-        auto scored = plan::scorePlan(big, pl);
-        ASSERT_TRUE(bool(scored));
-        StageQuery q;
-        q.firstLayer = first;
-        q.lastLayer = last;
-        q.embed = st.embed;
-        q.head = st.head;
-        q.microBatch = 2;
-        q.tp = tp;
-        q.sequenceParallel = tp > 1;
-        q.inFlight = 1;
-        const GpuType *g = c.gpuType(c.nodes[0].gpu);
-        MemoryOverheads ov;
-        ov.contextBytes = g->contextBytes;
-        ov.ncclBytes = g->commBufferBytes;
-        ov.workspaceBytes = g->workspaceBytes;
-        EXPECT_EQ(scored->pipelines[0].stages[0].peakBytes,
-                  memory->query(q, ov).total())
-            << "tp " << tp << " layers " << first << "-" << last;
-      }
+  // With and without sequence parallelism: the problem shards TP stages'
+  // token-wise activations only when the plan runs SP.
+  for (bool sp : {false, true}) {
+    ClusterSpec c = makeCluster(3);
+    PartitionOptions o;
+    o.globalBatch = 32;
+    o.sequenceParallel = sp;
+    auto problem = buildPlanProblem(*cost, *memory, c, o);
+    ASSERT_TRUE(bool(problem));
+    for (int64_t tp : {1, 2, 4})
+      for (int64_t first = 0; first < kLayers; ++first)
+        for (int64_t last = first; last < kLayers; ++last) {
+          PartitionPlan pl;
+          pl.microBatch = 2;
+          pl.fixedShares = true;
+          Pipeline pipe;
+          pipe.microBatches = 1;
+          Stage st;
+          st.node = 0;
+          st.devices.resize(size_t(tp));
+          st.firstLayer = first;
+          st.lastLayer = last;
+          st.embed = first == 0;
+          st.head = last == kLayers - 1;
+          pipe.stages.push_back(st);
+          pl.pipelines.push_back(pipe);
+          plan::PlanProblem big = *problem;
+          big.nodes[0].gpus = 8;
+          big.devices[big.nodes[0].device].memoryBytes = INT64_MAX / 4;
+          auto scored = plan::scorePlan(big, pl);
+          ASSERT_TRUE(bool(scored));
+          StageQuery q;
+          q.firstLayer = first;
+          q.lastLayer = last;
+          q.embed = st.embed;
+          q.head = st.head;
+          q.microBatch = 2;
+          q.tp = tp;
+          q.sequenceParallel = sp && tp > 1;
+          q.inFlight = 1;
+          const GpuType *g = c.gpuType(c.nodes[0].gpu);
+          MemoryOverheads ov;
+          ov.contextBytes = g->contextBytes;
+          ov.ncclBytes = g->commBufferBytes;
+          ov.workspaceBytes = g->workspaceBytes;
+          EXPECT_EQ(scored->pipelines[0].stages[0].peakBytes,
+                    memory->query(q, ov).total())
+              << "tp " << tp << (sp ? "+sp" : "") << " layers " << first << "-"
+              << last;
+        }
+  }
 }
 
 TEST_F(Partitioner, VerifyAndCheckRejectBrokenInput) {

@@ -82,6 +82,10 @@ frenzy::buildPlanProblem(const CostModel &cost, const MemoryModel &memory,
   p.topology = cluster.topology;
   p.fullRecompute = options.fullRecompute;
   p.gpipe = options.gpipe;
+  p.sequenceParallel = options.sequenceParallel;
+  if (options.sequenceParallelAuto)
+    p.sequenceParallel = llvm::all_of(
+        p.tpDegrees, [&](int64_t tp) { return options.seq % tp == 0; });
   llvm::erase_if(p.tpDegrees,
                  [&](int64_t tp) { return options.tpRefused.count(tp); });
   for (const ClusterNode &n : cluster.nodes) {

@@ -95,13 +95,14 @@ void frenzy::printPlanReport(const PartitionPlan &plan,
       for (int64_t d : st.devices)
         devs += (devs.empty() ? "" : ",") + std::to_string(d);
       os << llvm::formatv(
-          "  stage {0}: {1} {2} gpus [{3}] tp {4}  layers {5}  memory "
+          "  stage {0}: {1} {2} gpus [{3}] tp {4}{10}  layers {5}  memory "
           "{6:f1}/{7:f1} GiB  {8:f2} ms per micro-batch  recompute {9}",
           s, node.name, g->name, devs, st.tp(), layers(st),
           double(st.peakBytes) / double(1ll << 30),
           double(g->memoryBytes) / double(1ll << 30), st.seconds * 1e3,
           st.fullRecompute ? llvm::StringRef("full")
-                           : recomputeName(o.recompute));
+                           : recomputeName(o.recompute),
+          plan.sequenceParallel && st.tp() > 1 ? "+sp" : "");
       // The link activations and gradients cross to the next stage.
       if (s + 1 < pipe.stages.size() && pipe.stages[s + 1].node != st.node) {
         Link l = topology.link(st.node, pipe.stages[s + 1].node);

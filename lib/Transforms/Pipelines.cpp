@@ -16,10 +16,11 @@ using namespace frenzy;
 
 template <typename Self>
 static void addTraining(OpPassManager &pm, const TrainingOptionsBase<Self> &o,
-                        int64_t tpDegree) {
+                        int64_t tpDegree, bool sequenceParallel = false) {
   if (tpDegree > 1) {
     FrenzyTensorParallelOptions tp;
     tp.degree = tpDegree;
+    tp.sequenceParallel = sequenceParallel;
     pm.addPass(createFrenzyTensorParallel(tp));
   }
   if (o.inference) {
@@ -48,7 +49,7 @@ static void addTraining(OpPassManager &pm, const TrainingOptionsBase<Self> &o,
 
 void frenzy::buildTrainingPipeline(OpPassManager &pm,
                                    const TrainingPipelineOptions &o) {
-  addTraining(pm, o, o.tpDegree);
+  addTraining(pm, o, o.tpDegree, o.sequenceParallel);
 }
 
 void frenzy::buildPlanPipeline(OpPassManager &pm,
@@ -70,6 +71,7 @@ void frenzy::buildPlanPipeline(OpPassManager &pm,
   part.recompute = o.recompute;
   part.schedule = o.schedule;
   part.layout = o.layout;
+  part.sequenceParallel = o.sequenceParallel;
   part.explain = o.explain;
   pm.addPass(createFrenzyPartition(part));
   FrenzyPipelineScheduleOptions sched;

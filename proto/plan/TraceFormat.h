@@ -44,7 +44,8 @@ inline OpClass opClassOf(const std::string &op) {
     return kAttention;
   if (op == "adamw_update" || op == "sgd_update" || op == "clip_grad_norm")
     return kOptimizer;
-  if (op == "tp_all_reduce")
+  if (op == "tp_all_reduce" || op == "sp_all_gather" || op == "sp_gather" ||
+      op == "sp_reduce_scatter")
     return kCommunication;
   return kElementwise;
 }

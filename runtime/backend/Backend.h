@@ -82,6 +82,10 @@ public:
   /// backend's kernels run asynchronously to the host and its transport
   /// (NCCL) progresses on its own: the default ignores it.
   virtual void setBetweenKernels(std::function<void()>) {}
+  /// The all-gather and reduce-scatter over the rank's TP group that the
+  /// sequence-parallel ops call (StepContext::Chunks: n floats a rank).
+  virtual void setTpChunks(StepContext::Chunks allGather,
+                           StepContext::Chunks reduceScatter) = 0;
 
   // --- Gradient accumulators (one set per rank, not per micro-batch) ---
   /// The first micro-batch's gradient becomes its accumulator.

@@ -54,6 +54,11 @@ public:
   void setBetweenKernels(std::function<void()> f) override {
     ex->context().betweenKernels = std::move(f);
   }
+  void setTpChunks(StepContext::Chunks allGather,
+                   StepContext::Chunks reduceScatter) override {
+    ex->context().tpAllGather = std::move(allGather);
+    ex->context().tpReduceScatter = std::move(reduceScatter);
+  }
 
   void keepGradient(int32_t g) override;
   void addGradient(int32_t g) override;

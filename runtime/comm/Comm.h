@@ -118,6 +118,14 @@ public:
   /// `bytes` from group member `root` (an index into the group's ranks)
   /// to every member.
   virtual void broadcast(void *data, int64_t bytes, int root, Group g) = 0;
+  /// Every member's `n` floats of `mine`, into `all` (n * members floats)
+  /// in member order (sequence parallelism's all-gather).
+  virtual void allGather(const float *mine, float *all, int64_t n,
+                         Group g) = 0;
+  /// The sum over members of `all` (n * members floats), of which member i
+  /// keeps floats [i * n, (i + 1) * n) in `mine` (its reduce-scatter).
+  virtual void reduceScatterSum(const float *all, float *mine, int64_t n,
+                                Group g) = 0;
   virtual void barrier(Group g) = 0;
   /// Every rank's value, on rank 0 (others get an empty vector).
   virtual std::vector<int64_t> gather(int64_t value) = 0;

@@ -555,6 +555,45 @@ void MpiComm::broadcast(void *data, int64_t bytes, int root, Group g) {
     active->acquire();
 }
 
+// Sequence parallelism's collectives: one MPI call each (its chunks are
+// small next to kPiece: an activation's share of the tokens). With core
+// turns the members arrive first, as for every collective here.
+void MpiComm::allGather(const float *mine, float *all, int64_t n, Group g) {
+  MPI_Comm c = mpi(g);
+  if (active || timeout > 0)
+    arrive(c);
+  MPI_Request r;
+  check(MPI_Iallgather(mine, int(n), MPI_FLOAT, all, int(n), MPI_FLOAT, c, &r),
+        "MPI_Iallgather");
+  check(complete(r,
+                 [&] {
+                   return "an all-gather over " + groupName(c) +
+                          " did not complete";
+                 }),
+        "MPI_Iallgather");
+  if (active)
+    active->acquire();
+}
+
+void MpiComm::reduceScatterSum(const float *all, float *mine, int64_t n,
+                               Group g) {
+  MPI_Comm c = mpi(g);
+  if (active || timeout > 0)
+    arrive(c);
+  MPI_Request r;
+  check(MPI_Ireduce_scatter_block(all, mine, int(n), MPI_FLOAT, MPI_SUM, c,
+                                  &r),
+        "MPI_Ireduce_scatter_block");
+  check(complete(r,
+                 [&] {
+                   return "a reduce-scatter over " + groupName(c) +
+                          " did not complete";
+                 }),
+        "MPI_Ireduce_scatter_block");
+  if (active)
+    active->acquire();
+}
+
 std::vector<int64_t> MpiComm::gather(int64_t value) {
   if (active || timeout > 0)
     arrive(MPI_COMM_WORLD);

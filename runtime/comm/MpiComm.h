@@ -69,6 +69,9 @@ public:
                     const Arrived &arrived = nullptr) override;
   void allReduceMax(int64_t *data, int64_t n, Group g) override;
   void broadcast(void *data, int64_t bytes, int root, Group g) override;
+  void allGather(const float *mine, float *all, int64_t n, Group g) override;
+  void reduceScatterSum(const float *all, float *mine, int64_t n,
+                        Group g) override;
   void barrier(Group g) override;
   std::vector<int64_t> gather(int64_t value) override;
   std::vector<std::string> gatherBytes(const std::string &mine) override;

@@ -66,6 +66,10 @@ public:
   void broadcast(void *data, int64_t bytes, int root, CoreTurns *turns,
                  uint64_t collective);
   void barrier(CoreTurns *turns, uint64_t collective);
+  /// The members, and this process's index among them (the order of the
+  /// group's ranks).
+  int memberCount() const { return members; }
+  int memberIndex() const { return me; }
 
 private:
   NodeAllReduce() = default;

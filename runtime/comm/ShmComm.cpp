@@ -104,6 +104,32 @@ void ShmComm::broadcast(void *data, int64_t bytes, int root, Group g) {
     w->broadcast(data, bytes, root, world.activeTurns(), collectiveId(g));
 }
 
+// Sequence parallelism's collectives through the group's window: the
+// all-gather as one broadcast per member (each chunk written once, read by
+// all), the reduce-scatter as the window's sum (members combined in member
+// order, so every rank's chunk is the sum tp_all_reduce would give) of
+// which each keeps its chunk.
+void ShmComm::allGather(const float *mine, float *all, int64_t n, Group g) {
+  NodeAllReduce *w = window(g, n * int64_t(sizeof(float)));
+  int members = w ? w->memberCount() : 1, me = w ? w->memberIndex() : 0;
+  std::copy(mine, mine + n, all + int64_t(me) * n);
+  for (int k = 0; w && k < members; ++k)
+    w->broadcast(all + int64_t(k) * n, n * int64_t(sizeof(float)), k,
+                 world.activeTurns(), collectiveId(g));
+}
+
+void ShmComm::reduceScatterSum(const float *all, float *mine, int64_t n,
+                               Group g) {
+  NodeAllReduce *w = window(g, n * int64_t(sizeof(float)));
+  int members = w ? w->memberCount() : 1, me = w ? w->memberIndex() : 0;
+  std::vector<float> sum(all, all + n * members);
+  if (w)
+    w->sum(sum.data(), n * members, world.activeTurns(), collectiveId(g),
+           nullptr);
+  std::copy(sum.begin() + int64_t(me) * n, sum.begin() + int64_t(me + 1) * n,
+            mine);
+}
+
 void ShmComm::barrier(Group g) {
   if (NodeAllReduce *w = window(g, 0))
     w->barrier(world.activeTurns(), collectiveId(g));

@@ -200,6 +200,15 @@ RankRunner::RankRunner(const plan::Plan &p, Comm &host, const MakeBackend &make)
       be->setTpAllReduce([this, tp](float *data, int64_t n) {
         comm->allReduceSum(data, n, tp);
       });
+      // Sequence parallelism's chunks are in TP-rank order: the group's
+      // ranks are listed in it (StagePrograms), as Comm orders members.
+      be->setTpChunks(
+          [this, tp](const float *mine, float *all, int64_t n) {
+            comm->allGather(mine, all, n, tp);
+          },
+          [this, tp](const float *all, float *mine, int64_t n) {
+            comm->reduceScatterSum(all, mine, n, tp);
+          });
     }
   }
   ex.context().tpRank = me.tp_rank();

@@ -60,6 +60,12 @@ struct StepContext {
   /// before a long forward would otherwise wait for the sender's next
   /// call: 12 ms instead of 0.6 over a 1 Gb/s link; docs/multinode.md).
   std::function<void()> betweenKernels;
+  /// Sequence parallelism's collectives over the same group (null: a group
+  /// of one): all-gather takes this rank's n floats to the group's n * T,
+  /// chunks in rank order; reduce-scatter sums n * T floats over the group
+  /// and keeps this rank's chunk of n.
+  using Chunks = std::function<void(const float *, float *, int64_t)>;
+  Chunks tpAllGather, tpReduceScatter;
   uint64_t elementOffset(int64_t n) const {
     return microBatch ? uint64_t(sampleOffset * (n / microBatch)) : 0;
   }

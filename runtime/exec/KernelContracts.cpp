@@ -408,6 +408,24 @@ void tpAllReduce(C &c) {
   c.shapeIs(c.out[0], c.shape(c.in[0]));
 }
 
+/// sp_scatter, sp_reduce_scatter: one chunk of the input's flattened
+/// tokens; sp_gather, sp_all_gather: the group's chunks. Either way the
+/// last dim is kept and the larger side's tokens are a whole multiple of
+/// the smaller's (the TP degree).
+void spChunks(C &c, const plan::Tensor *whole, const plan::Tensor *chunk) {
+  c.arity(1, 1, 1);
+  c.dtype(c.in[0], plan::F32);
+  c.dtype(c.out[0], plan::F32);
+  Shape w = c.shape(whole), k = c.shape(chunk);
+  int64_t n = c.numel(chunk);
+  if (w.empty() || k.empty() || w.back() != k.back() || n == 0 ||
+      c.numel(whole) % n != 0)
+    c.fail(c.name(chunk) + " is not a chunk of the tokens of " +
+           c.name(whole));
+}
+void spScatter(C &c) { spChunks(c, c.in[0], c.out[0]); }
+void spGather(C &c) { spChunks(c, c.out[0], c.in[0]); }
+
 void transpose(C &c) {
   c.arity(1, 1, 1);
   c.dtype(c.out[0], c.in[0]->dtype());

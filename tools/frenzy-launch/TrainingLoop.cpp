@@ -92,7 +92,15 @@ void printPlan(const plan::Plan &p) {
     for (int32_t r : sp.ranks())
       std::printf(" %d (%s:%s:%d)", r, p.ranks(r).node().c_str(),
                   p.ranks(r).gpu_type().c_str(), p.ranks(r).device());
-    std::printf("\n");
+    // A program split with sequence parallelism reduce-scatters where TP
+    // alone all-reduces.
+    const plan::Program *prog = plan::programAt(p, sp.program());
+    bool seqParallel =
+        prog && std::any_of(prog->instrs().begin(), prog->instrs().end(),
+                            [](const plan::Instr &in) {
+                              return in.op() == "sp_reduce_scatter";
+                            });
+    std::printf("%s\n", seqParallel ? ", sequence parallel" : "");
   }
   std::fflush(stdout);
 }

@@ -101,6 +101,13 @@ cl::opt<int64_t> rescoreCount(
              "predicted timeline is fastest; the report then prints the "
              "timeline's step (0: the search's estimate, nothing re-scored)"),
     cl::init(4), cl::cat(trainCategory));
+cl::opt<bool> sequenceParallel(
+    "sequence-parallel",
+    cl::desc("Megatron sequence parallelism in every TP group: norms, "
+             "dropout and residual adds on 1/TP of the tokens, all-gather "
+             "and reduce-scatter in place of TP's all-reduce (default: the "
+             "planner's choice; off with a --layout; =false: never)"),
+    cl::init(false), cl::cat(trainCategory));
 cl::opt<std::string> scheduleKind(
     "schedule",
     cl::desc("Pipeline schedule of a multi-rank plan: 1f1b or gpipe"),
@@ -178,6 +185,9 @@ std::optional<Mode> modeFor(llvm::StringRef input, llvm::StringRef output) {
   if (scheduleKind != "1f1b" && scheduleKind != "gpipe")
     return fail("unknown --schedule '" + scheduleKind +
                 "'; valid values: 1f1b, gpipe");
+  if (sequenceParallel.getNumOccurrences() && !m.planning)
+    return fail("--sequence-parallel needs --cluster=C.yaml (it shards TP "
+                "groups, which only a plan has)");
   if ((m.partitioning || m.jobOptions) && !m.planning)
     return fail("--emit=" + emitKind + " needs --cluster=C.yaml");
   if (m.emitPlan && !m.emitTrace && !m.emitPlanMlir && output == "-")
@@ -226,7 +236,16 @@ PartitionOptions partitionOptions() {
   po.seq = seqLength > 0 ? int64_t(seqLength) : 1024;
   setRecompute(po, recomputeMode);
   po.gpipe = scheduleKind == "gpipe";
+  po.sequenceParallel = sequenceParallelMode() == "on";
+  po.sequenceParallelAuto = sequenceParallelMode() == "auto";
   return po;
+}
+
+llvm::StringRef sequenceParallelMode() {
+  if (sequenceParallel.getNumOccurrences())
+    return sequenceParallel ? "on" : "off";
+  // Not asked: the search chooses; a pinned --layout is what it says.
+  return layoutSpec.empty() ? "auto" : "off";
 }
 
 void fillPlan(PlanPipelineOptions &o) {
@@ -237,6 +256,7 @@ void fillPlan(PlanPipelineOptions &o) {
   o.seq = po.seq;
   o.recompute = recomputeMode.getValue();
   o.layout = layoutSpec.getValue();
+  o.sequenceParallel = sequenceParallelMode().str();
   o.explain = explainPlan.getValue();
   o.schedule = scheduleKind.getValue();
   o.sideTasks = sideTaskFile.getValue();

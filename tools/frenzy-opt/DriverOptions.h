@@ -27,7 +27,7 @@ extern llvm::cl::opt<std::string> emitKind, clusterFile, lossKind,
     optimizerKind, recomputeMode, layoutSpec, scheduleKind, precision,
     sideTaskFile;
 extern llvm::cl::opt<bool> noDefaultPipeline, predictResources, explainPlan,
-    emitJson, inferenceOnly;
+    emitJson, inferenceOnly, sequenceParallel;
 extern llvm::cl::opt<double> learningRate, minLearningRate, weightDecay,
     clipNorm, momentum;
 
@@ -71,6 +71,10 @@ template <typename Self> void fillTraining(TrainingOptionsBase<Self> &o) {
 
 /// The partitioner's options from the flags (modeFor checked them).
 PartitionOptions partitionOptions();
+
+/// --sequence-parallel as the partition's mode: on, off, or auto (not
+/// given, no --layout: the planner's choice).
+llvm::StringRef sequenceParallelMode();
 
 /// The partition flags: global batch (--global-batch, else --batch, else
 /// 8), sequence (--seq, else 1024), recompute, layout, explain, schedule.

@@ -83,12 +83,15 @@ struct ModelRun {
     return pm.run(m);
   }
 
-  /// A copy of `base` as the training step at TP `degree`.
-  OwningOpRef<ModuleOp> training(ModuleOp base, int64_t degree) {
+  /// A copy of `base` as the training step at TP `degree` (with sequence
+  /// parallelism when `sp`).
+  OwningOpRef<ModuleOp> training(ModuleOp base, int64_t degree,
+                                 bool sp = false) {
     OwningOpRef<ModuleOp> m = base.clone();
     frenzy::TrainingPipelineOptions o;
     fillTraining(o);
     o.tpDegree = degree;
+    o.sequenceParallel = sp;
     if (failed(run(*m, [&](OpPassManager &pm) {
           frenzy::buildTrainingPipeline(pm, o);
         })))
@@ -132,10 +135,13 @@ stepPrograms(ModelRun &r, ModuleOp planned, OwningOpRef<ModuleOp> base,
   for (int64_t d : *degrees)
     if (std::find(distinct.begin(), distinct.end(), d) == distinct.end())
       distinct.push_back(d);
+  // What the partition recorded (--sequence-parallel, or the planner's
+  // choice), as the memory model costed it.
+  bool sp = pp.sequenceParallel;
   for (int64_t d : distinct)
-    if (std::string why = frenzy::tensorParallelRefusal(*base, d);
+    if (std::string why = frenzy::tensorParallelRefusal(*base, d, sp);
         !why.empty()) {
-      llvm::errs() << "frenzy-opt: error: TP " << d
+      llvm::errs() << "frenzy-opt: error: TP " << d << (sp ? " with SP" : "")
                    << " is refused: the model cannot be split " << d
                    << " ways (" << frenzy::oneLine(why)
                    << "); use a layout without TP " << d
@@ -144,7 +150,7 @@ stepPrograms(ModelRun &r, ModuleOp planned, OwningOpRef<ModuleOp> base,
     }
   OwningOpRef<ModuleOp> main;
   for (int64_t d : distinct) {
-    OwningOpRef<ModuleOp> m = r.training(*base, d);
+    OwningOpRef<ModuleOp> m = r.training(*base, d, sp && d > 1);
     if (!m)
       return nullptr;
     if (!main)

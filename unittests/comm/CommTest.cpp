@@ -156,6 +156,51 @@ TEST_P(CommTest, SumsOverSubGroups) {
   c->barrier();
 }
 
+// --- Sequence parallelism's all-gather and reduce-scatter --------------
+
+TEST_P(CommTest, AllGatherAndReduceScatterInMemberOrder) {
+  // Over the world and over a group listing the ranks in reverse (the
+  // chunks follow the group's order, not the world's); a few floats, then
+  // chunks of several window slots.
+  std::vector<int32_t> reversed(static_cast<size_t>(n));
+  std::iota(reversed.rbegin(), reversed.rend(), 0);
+  Group back = c->group(reversed, 13);
+  for (auto [g, index] : {std::pair<Group, int>{Group::world(), me},
+                          std::pair<Group, int>{back, n - 1 - me}})
+    for (int64_t len : {int64_t(3), int64_t(1) << 20}) {
+      auto mine = buf<float>(size_t(len));
+      auto all = buf<float>(size_t(len * n));
+      for (int64_t i = 0; i < len; ++i)
+        mine.host()[size_t(i)] = pattern(index, i);
+      mine.push();
+      c->allGather(mine.ptr(), all.ptr(), len, g);
+      const std::vector<float> &got = all.pull();
+      int64_t bad = 0;
+      for (int k = 0; k < n; ++k)
+        for (int64_t i = 0; i < len; ++i)
+          bad += got[size_t(k * len + i)] != pattern(k, i);
+      EXPECT_EQ(bad, 0) << "all-gather: rank " << me << ", group " << g.id
+                        << ", " << len << " floats a member";
+
+      // Member k contributes pattern(k, i) + 0.5 everywhere; member j's
+      // chunk of the sum is exact in floats (small integers and halves).
+      for (int64_t i = 0; i < len * n; ++i)
+        all.host()[size_t(i)] = pattern(index, i) + 0.5f;
+      all.push();
+      c->reduceScatterSum(all.ptr(), mine.ptr(), len, g);
+      const std::vector<float> &sum = mine.pull();
+      bad = 0;
+      for (int64_t i = 0; i < len; ++i) {
+        float want = 0;
+        for (int k = 0; k < n; ++k)
+          want += pattern(k, index * len + i) + 0.5f;
+        bad += sum[size_t(i)] != want;
+      }
+      EXPECT_EQ(bad, 0) << "reduce-scatter: rank " << me << ", group "
+                        << g.id << ", " << len << " floats a member";
+    }
+}
+
 // --- Broadcast, barrier ------------------------------------------------
 
 TEST_P(CommTest, Broadcast) {

@@ -31,6 +31,12 @@ struct PartitionOptions {
   int fullRecompute = 0;
   /// GPipe asked for: its memory is checked on the plan.
   bool gpipe = false;
+  /// Megatron sequence parallelism in every TP group (--sequence-parallel),
+  /// or, with sequenceParallelAuto, where every TP degree offered divides
+  /// the sequence (the search's choice: SP moves the bytes TP's all-reduce
+  /// does and shards the token-wise activations, so it never costs time in
+  /// the model and saves memory).
+  bool sequenceParallel = false, sequenceParallelAuto = false;
   /// TP degrees the model cannot be split for, with the reason
   /// (frenzy-tp-check): never offered, and a given plan using one is
   /// refused.

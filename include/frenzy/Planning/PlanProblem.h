@@ -86,6 +86,9 @@ struct PartitionPlan {
   /// asked for (PlanProblem::gpipe) and every stage holds all of its
   /// pipeline's micro-batches; else 1F1B, and scheduleNote says why.
   bool gpipe = false;
+  /// Its TP groups run Megatron sequence parallelism (what it was costed
+  /// with: PlanProblem::sequenceParallel).
+  bool sequenceParallel = false;
   std::string scheduleNote;
 };
 using PlanSolution = PartitionPlan;
@@ -173,6 +176,9 @@ struct PlanProblem {
   /// GPipe asked for: the plan's memory is checked with every micro-batch
   /// of a pipeline in flight (PartitionPlan::gpipe says if it held).
   bool gpipe = false;
+  /// Sequence parallelism in TP groups (--sequence-parallel): their
+  /// token-wise activations are sharded (PlanCost), as the program runs.
+  bool sequenceParallel = false;
   double networkEfficiency = 0.8, memoryEfficiency = 0.7;
   double collectiveLatency = 10e-6; // one collective inside a node
   int64_t globalBatch = 8;

@@ -89,7 +89,8 @@ const PlanCost::LayerTable &PlanCost::table(int64_t tp) const {
   if (!t.saved.empty())
     return t;
   int64_t L = std::max<int64_t>(0, p.model.layers);
-  bool sp = tp > 1;
+  // Sharded token-wise activations only where the program runs SP.
+  bool sp = tp > 1 && p.sequenceParallel;
   t.saved.assign(L + 1, 0);
   std::vector<int64_t> level0(L, 0);
   for (int64_t l = 0; l < L; ++l) {
@@ -203,7 +204,7 @@ int64_t PlanCost::stagePeak(int device, int64_t tp, int64_t first,
       received = m.boundaryBytesPerSequence * mb * (inFlight - 1);
     inFlight = 1;
   }
-  bool sp = tp > 1;
+  bool sp = tp > 1 && p.sequenceParallel;
   int64_t split = 0, whole = 0, buf = 0, saved = 0, transient = 0;
   auto add = [&](const BlockProfile &b) {
     split += b.splitParams;
@@ -427,6 +428,7 @@ llvm::Expected<PartitionPlan> PlanCost::score(PartitionPlan plan) const {
     plan.pipelineSeconds = std::max(plan.pipelineSeconds, q.seconds());
   allReduceAndOptimizer(plan);
   checkGpipe(plan);
+  plan.sequenceParallel = p.sequenceParallel;
   return plan;
 }
 

@@ -30,6 +30,8 @@
 #include "frenzy/Dialect/Frenzy/Transforms/Passes.h"
 #include "frenzy/Dialect/Frenzy/Transforms/TensorParallel.h"
 
+#include "SequenceParallel.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace frenzy {
@@ -514,13 +516,18 @@ LogicalResult Rewriter::run(func::FuncOp func) {
   return retype(func);
 }
 
-/// Splits every function of `module` for TP `degree`.
-LogicalResult splitModule(ModuleOp module, int64_t degree) {
+/// Splits every function of `module` for TP `degree`, then shards their
+/// token-wise regions by tokens with `sequenceParallel`.
+LogicalResult splitModule(ModuleOp module, int64_t degree,
+                          bool sequenceParallel) {
   for (auto func : module.getOps<func::FuncOp>())
-    if (failed(Rewriter(degree).run(func)))
+    if (failed(Rewriter(degree).run(func)) ||
+        (sequenceParallel && failed(shardSequence(func, degree))))
       return failure();
-  module->setAttr("frenzy.tp_degree",
-                  OpBuilder(module).getI64IntegerAttr(degree));
+  OpBuilder b(module);
+  module->setAttr("frenzy.tp_degree", b.getI64IntegerAttr(degree));
+  if (sequenceParallel)
+    module->setAttr(kSequenceParallelAttrName, b.getUnitAttr());
   return success();
 }
 
@@ -530,14 +537,15 @@ struct FrenzyTensorParallelPass
   void runOnOperation() override {
     if (degree <= 1)
       return;
-    if (failed(splitModule(getOperation(), degree)))
+    if (failed(splitModule(getOperation(), degree, sequenceParallel)))
       signalPassFailure();
   }
 };
 
 } // namespace
 
-std::string frenzy::tensorParallelRefusal(ModuleOp module, int64_t degree) {
+std::string frenzy::tensorParallelRefusal(ModuleOp module, int64_t degree,
+                                          bool sequenceParallel) {
   if (degree <= 1)
     return "";
   std::string why;
@@ -553,14 +561,15 @@ std::string frenzy::tensorParallelRefusal(ModuleOp module, int64_t degree) {
       // The degree is the caller's to say; keep the reason only.
       std::string msg = d.str();
       llvm::StringRef rest = msg;
-      if (rest.consume_front("tensor parallelism (degree "))
+      if (rest.consume_front("tensor parallelism (degree ") ||
+          rest.consume_front("sequence parallelism (degree "))
         rest = rest.split("): ").second;
       os << rest;
     }
     return success();
   });
   OwningOpRef<ModuleOp> copy = module.clone();
-  if (succeeded(splitModule(*copy, degree)))
+  if (succeeded(splitModule(*copy, degree, sequenceParallel)))
     return "";
   return why.empty() ? "the split failed" : why;
 }

@@ -82,7 +82,8 @@ LogicalResult frenzy::recordPartition(ModuleOp module,
       err, ctx, meshOf(ctx, pp), StringRef(rec.clusterPath),
       StringRef(pp.description), o.globalBatch, pp.microBatch, o.seq,
       recomputeName(o.recompute), int64_t(o.fullRecompute), pp.fixedShares,
-      pp.gpipe, StringRef(pp.scheduleNote), F64(pp.pipelineSeconds),
+      pp.gpipe, pp.sequenceParallel, StringRef(pp.scheduleNote),
+      F64(pp.pipelineSeconds),
       F64(pp.allReduceSeconds), F64(pp.optimizerSeconds),
       ArrayRef<PipelineAttr>(pipelines), ArrayRef<IdleAttr>(idle));
   if (!layout)
@@ -140,6 +141,7 @@ frenzy::readPartition(ModuleOp module) {
   pp.optimizerSeconds = layout.getOptimizerSeconds();
   pp.description = layout.getDescription().str();
   pp.gpipe = layout.getGpipe();
+  pp.sequenceParallel = layout.getSequenceParallel();
   pp.scheduleNote = layout.getScheduleNote().str();
   for (PipelineAttr p : layout.getPipelines()) {
     Pipeline &pipe = pp.pipelines.emplace_back();

@@ -54,6 +54,12 @@ struct FrenzyPartitionPass
       return emitError(module.getLoc(), "unknown --recompute '")
              << recompute << "'; valid values: auto, none, selective, full";
     po.gpipe = schedule == "gpipe";
+    if (sequenceParallel != "off" && sequenceParallel != "on" &&
+        sequenceParallel != "auto")
+      return emitError(module.getLoc(), "unknown sequence-parallel '")
+             << sequenceParallel << "'; valid values: off, on, auto";
+    po.sequenceParallel = sequenceParallel == "on";
+    po.sequenceParallelAuto = sequenceParallel == "auto";
     po.tpRefused = readTpRefusals(module);
 
     auto memory = MemoryModel::build(module, std::nullopt);

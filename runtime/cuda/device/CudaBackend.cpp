@@ -54,6 +54,8 @@ void CudaBackend::fromHost() {
   if (!ex) { // the first time: every persistent tensor goes up
     ex = std::make_unique<CudaExecutor>(plan, *hostEx, *ctx, order, freeLate);
     ex->tpAllReduce = tpAllReduce;
+    ex->tpAllGather = tpAllGather;
+    ex->tpReduceScatter = tpReduceScatter;
     scalars = reinterpret_cast<float *>(
         ctx->allocator().allocate(8, 0, "the gradient factor and norm"));
   }
@@ -69,6 +71,16 @@ void CudaBackend::setTpAllReduce(std::function<void(float *, int64_t)> f) {
   tpAllReduce = std::move(f);
   if (ex)
     ex->tpAllReduce = tpAllReduce;
+}
+
+void CudaBackend::setTpChunks(StepContext::Chunks allGather,
+                              StepContext::Chunks reduceScatter) {
+  tpAllGather = std::move(allGather);
+  tpReduceScatter = std::move(reduceScatter);
+  if (ex) {
+    ex->tpAllGather = tpAllGather;
+    ex->tpReduceScatter = tpReduceScatter;
+  }
 }
 
 void CudaBackend::beginStep(int64_t step, uint64_t seed) {

@@ -54,6 +54,8 @@ public:
   double loss(int64_t step) override { return ex->checkedLoss(step); }
   void setScalar(int32_t id, float value) override;
   void setTpAllReduce(std::function<void(float *, int64_t)> f) override;
+  void setTpChunks(StepContext::Chunks allGather,
+                   StepContext::Chunks reduceScatter) override;
 
   /// The accumulator is the first micro-batch's device buffer (a copy for
   /// a program output); the factor goes through a device scalar.
@@ -91,6 +93,7 @@ private:
   std::unique_ptr<Comm> nccl;
   std::unique_ptr<CudaExecutor> ex;
   std::function<void(float *, int64_t)> tpAllReduce;
+  StepContext::Chunks tpAllGather, tpReduceScatter;
   /// By gradient: the accumulator (the first micro-batch's gradient
   /// buffer, or a copy of a persistent one) and whether it is a copy.
   std::map<int32_t, std::pair<float *, bool>> accum;

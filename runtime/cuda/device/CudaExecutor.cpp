@@ -231,6 +231,8 @@ void CudaExecutor::runInstr(int pos) {
     if (tpAllReduce)
       tpAllReduce(p, n);
   };
+  d.allGather = tpAllGather;
+  d.reduceScatter = tpReduceScatter;
   d.moments = [this](const std::string &name, int which, int64_t count) {
     auto &bufs = momentBufs[name];
     if (bufs.size() <= size_t(which))

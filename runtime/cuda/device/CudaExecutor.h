@@ -81,6 +81,9 @@ public:
   void switchMicroBatch(int64_t mb);
   /// The sum over the rank's TP group for tp_all_reduce (none: identity).
   std::function<void(float *, int64_t)> tpAllReduce;
+  /// Sequence parallelism's collectives over the same group (none: a
+  /// group of one).
+  StepContext::Chunks tpAllGather, tpReduceScatter;
   const std::vector<int32_t> &gradients() const { return updateGrads; }
 
   /// Whether the last fp16 step skipped its update (overflow), and the

@@ -39,6 +39,9 @@ struct DevOp {
   std::function<void *(size_t bytes)> workspace;
   /// tp_all_reduce: the in-place sum over the rank's TP group.
   std::function<void(float *, int64_t)> allReduce;
+  /// The sequence-parallel ops' all-gather and reduce-scatter over the
+  /// same group (StepContext::Chunks); null outside a TP group.
+  StepContext::Chunks allGather, reduceScatter;
   /// Optimizer moments by parameter name: `count` zeroed device floats.
   std::function<float *(const std::string &name, int which, int64_t count)>
       moments;

@@ -243,6 +243,42 @@ void tpAllReduce(DevOp &d) {
     d.allReduce(d.outF(0), d.inT(0).numel());
 }
 
+/// Sequence parallelism (ParallelKernels.cpp says what each op does): a
+/// device copy of this rank's chunk, or the group's collective on device
+/// buffers (NCCL on the compute stream).
+void copyDevice(DevOp &d, void *dst, const void *src, int64_t floats) {
+  cudaError_t e = cudaMemcpyAsync(dst, src, size_t(floats * 4),
+                                  cudaMemcpyDeviceToDevice, d.s);
+  if (e != cudaSuccess)
+    d.check(k::Status::error(std::string("cudaMemcpyAsync: ") +
+                             cudaGetErrorString(e)));
+}
+
+void spScatter(DevOp &d) {
+  int64_t n = d.outT(0).numel();
+  copyDevice(d, d.out[0], d.inF(0) + d.args.ctx.tpRank * n, n);
+}
+
+void spAllGather(DevOp &d) {
+  int64_t n = d.inT(0).numel();
+  if (d.allGather)
+    d.allGather(d.inF(0), d.outF(0), n);
+  else if (d.outT(0).numel() == n)
+    copyDevice(d, d.out[0], d.in[0], n);
+  else
+    d.args.fail("sp_all_gather outside a TP group");
+}
+
+void spReduceScatter(DevOp &d) {
+  int64_t n = d.outT(0).numel();
+  if (d.reduceScatter)
+    d.reduceScatter(d.inF(0), d.outF(0), n);
+  else if (d.inT(0).numel() == n)
+    copyDevice(d, d.out[0], d.in[0], n);
+  else
+    d.args.fail("sp_reduce_scatter outside a TP group");
+}
+
 } // namespace
 
 void addNNOps(CudaOpTable &t) {

@@ -514,6 +514,53 @@ void NcclComm::allReduceMax(int64_t *data, int64_t n, Group g) {
   reduce(data, n, g, ncclType(data), ncclMax, nullptr);
 }
 
+void NcclComm::allGather(const float *mine, float *all, int64_t n, Group g) {
+  Entry *e = entryOf(g);
+  Group hg = hostGroups[size_t(g.id)];
+  int64_t members = int64_t(groupRanks[size_t(g.id)].size());
+  if (!onDevice(mine))
+    return host.allGather(mine, all, n, hg);
+  if (!e || !e->nccl) {
+    int64_t bytes = n * int64_t(sizeof(float));
+    std::vector<float> h(static_cast<size_t>(n));
+    ctx.synchronize(ctx.compute(), timeout, "the chunk of an all-gather");
+    FRENZY_CUDA_CHECK(cudaMemcpy(h.data(), mine, size_t(bytes),
+                                 cudaMemcpyDeviceToHost),
+                      ctx.who());
+    return staged(all, bytes * members, false, true, [&](void *out) {
+      host.allGather(h.data(), static_cast<float *>(out), n, hg);
+    });
+  }
+  settle(*e,
+         ncclAllGather(mine, all, size_t(n), ncclFloat, e->nccl,
+                       ctx.compute()),
+         "all-gather");
+}
+
+void NcclComm::reduceScatterSum(const float *all, float *mine, int64_t n,
+                                Group g) {
+  Entry *e = entryOf(g);
+  Group hg = hostGroups[size_t(g.id)];
+  int64_t members = int64_t(groupRanks[size_t(g.id)].size());
+  if (!onDevice(all))
+    return host.reduceScatterSum(all, mine, n, hg);
+  if (!e || !e->nccl) {
+    int64_t bytes = n * int64_t(sizeof(float));
+    std::vector<float> h(static_cast<size_t>(n * members));
+    ctx.synchronize(ctx.compute(), timeout, "the input of a reduce-scatter");
+    FRENZY_CUDA_CHECK(cudaMemcpy(h.data(), all, size_t(bytes * members),
+                                 cudaMemcpyDeviceToHost),
+                      ctx.who());
+    return staged(mine, bytes, false, true, [&](void *out) {
+      host.reduceScatterSum(h.data(), static_cast<float *>(out), n, hg);
+    });
+  }
+  settle(*e,
+         ncclReduceScatter(all, mine, size_t(n), ncclFloat, ncclSum, e->nccl,
+                           ctx.compute()),
+         "reduce-scatter");
+}
+
 void NcclComm::broadcast(void *data, int64_t bytes, int root, Group g) {
   Entry *e = entryOf(g);
   Group hg = hostGroups[size_t(g.id)];

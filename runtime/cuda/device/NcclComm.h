@@ -110,6 +110,12 @@ public:
                     const Arrived &arrived = nullptr) override;
   void allReduceMax(int64_t *data, int64_t n, Group g) override;
   void broadcast(void *data, int64_t bytes, int root, Group g) override;
+  /// Device buffers through ncclAllGather / ncclReduceScatter on the
+  /// compute stream; host buffers (or a group without NCCL) through the
+  /// host transport.
+  void allGather(const float *mine, float *all, int64_t n, Group g) override;
+  void reduceScatterSum(const float *all, float *mine, int64_t n,
+                        Group g) override;
   /// A host barrier over the group's members.
   void barrier(Group g) override;
   /// Host values, through the host Comm.

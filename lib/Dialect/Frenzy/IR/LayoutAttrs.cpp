@@ -188,7 +188,7 @@ LogicalResult LayoutAttr::verify(
     StringRef cluster, StringRef description, int64_t globalBatch,
     int64_t microBatch, int64_t seq, StringRef recompute,
     int64_t fullRecompute, bool fixedShares, bool gpipe,
-    StringRef scheduleNote, F64 pipelineSeconds, F64 allReduceSeconds,
+    bool sequenceParallel, StringRef scheduleNote, F64 pipelineSeconds, F64 allReduceSeconds,
     F64 optimizerSeconds, ArrayRef<PipelineAttr> pipelines,
     ArrayRef<IdleAttr> idle) {
   if (globalBatch < 1 || microBatch < 1 || seq < 1)

@@ -158,6 +158,10 @@ def Frenzy_LayoutAttr : Frenzy_Attr<"Layout", "layout"> {
     DefaultValuedParameter<"int64_t", "0">:$full_recompute,
     Frenzy_BoolParam<"false">:$fixed_shares,
     Frenzy_BoolParam<"false">:$gpipe,
+    // Megatron sequence parallelism in every TP group of more than one
+    // rank (frenzy-tensor-parallel's sequence-parallel; the memory model
+    // shards those groups' token-wise activations only then).
+    Frenzy_BoolParam<"false">:$sequence_parallel,
     StringRefParameter<"why GPipe was not kept", "\"\"">:$schedule_note,
     Frenzy_F64Param<"0.0">:$pipeline_seconds,
     Frenzy_F64Param<"0.0">:$all_reduce_seconds,

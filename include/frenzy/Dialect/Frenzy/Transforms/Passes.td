@@ -118,10 +118,17 @@ def FrenzyTensorParallel : Pass<"frenzy-tensor-parallel", "mlir::ModuleOp"> {
     block's weights, with `frenzy.tp_copy` before the former and
     `frenzy.tp_all_reduce` after the latter; split values and parameters
     get their local types, parameters a `frenzy.shard` attribute (dim,
-    parts, blocks). Embedding and head stay replicated.
+    parts, blocks). Embedding and head stay replicated. With
+    sequence-parallel, the layers' token-wise regions (norms, dropout,
+    residual and bias adds) then run on the rank's chunk of the tokens:
+    sp_reduce_scatter and sp_all_gather replace g and f, sp_scatter and
+    sp_gather enter and leave the sharded region (the module gets
+    `frenzy.sequence_parallel`).
   }];
   let options = [
     Option<"degree", "degree", "int64_t", "1", "ranks in the TP group">,
+    Option<"sequenceParallel", "sequence-parallel", "bool", "false",
+           "also shard the token-wise regions by tokens (Megatron SP)">,
   ];
   let dependentDialects = ["::frenzy::FrenzyDialect"];
 }
@@ -171,6 +178,11 @@ def FrenzyPartition : Pass<"frenzy-partition", "mlir::ModuleOp"> {
            "micro-batch of a pipeline in flight)">,
     Option<"layout", "layout", "std::string", "",
            "pin the partition instead of searching (frenzy-opt --layout)">,
+    Option<"sequenceParallel", "sequence-parallel", "std::string",
+           "\"off\"",
+           "Megatron sequence parallelism in the TP groups: off, on, or "
+           "auto (on when every TP degree the search may pick divides the "
+           "sequence, so every micro-batch's tokens shard)">,
     Option<"explain", "explain", "bool", "false",
            "also record the alternatives considered "
            "(frenzy.partition_alternatives)">,

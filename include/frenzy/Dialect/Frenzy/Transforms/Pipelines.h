@@ -64,9 +64,18 @@ struct TrainingPipelineOptions : TrainingOptionsBase<TrainingPipelineOptions> {
   Opt<int64_t> tpDegree{*this, "tp-degree",
                         llvm::cl::desc("ranks of a TP group (1: no split)"),
                         llvm::cl::init(1)};
+  Opt<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("with tp-degree > 1: Megatron sequence parallelism"),
+      llvm::cl::init(false)};
 };
 
 struct PlanPipelineOptions : TrainingOptionsBase<PlanPipelineOptions> {
+  Opt<std::string> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("Megatron sequence parallelism in the TP groups: off, "
+                     "on or auto (frenzy-partition's)"),
+      llvm::cl::init("off")};
   Opt<std::string> cluster{*this, "cluster",
                            llvm::cl::desc("the cluster YAML")};
   Opt<int64_t> globalBatch{*this, "global-batch",

@@ -22,11 +22,17 @@
 namespace frenzy {
 
 constexpr llvm::StringLiteral kTpRefusalsAttrName = "frenzy.tp_refusals";
+/// A unit attribute on a module split with sequence parallelism.
+constexpr llvm::StringLiteral kSequenceParallelAttrName =
+    "frenzy.sequence_parallel";
 
 /// Why the forward graph `module` (before autodiff) cannot be split `degree`
 /// ways, as "LOCATION: what" (the first error of frenzy-tensor-parallel on
-/// a copy); empty when it can. `module` is not changed.
-std::string tensorParallelRefusal(mlir::ModuleOp module, int64_t degree);
+/// a copy); empty when it can. `module` is not changed. With
+/// `sequenceParallel` the token-wise regions must shard too (their tokens
+/// divide by the degree).
+std::string tensorParallelRefusal(mlir::ModuleOp module, int64_t degree,
+                                  bool sequenceParallel = false);
 
 /// The refusals frenzy-tp-check recorded, by degree (empty: none recorded).
 std::map<int64_t, std::string> readTpRefusals(mlir::ModuleOp module);
