@@ -149,24 +149,36 @@ def hold_at(step):
     return path
 
 
+def wait_checkpoint(job, step):
+    """Waits until job `job`'s log says it checkpointed `step`."""
+    log = os.path.join(status()[job]["dir"], "log")
+    wait_for(f"job {job} to checkpoint step {step}", lambda: os.path.exists(log)
+             and f"checkpoint: step {step} " in open(log).read())
+
+
+def kill_beside_long_job(svc, shorts):
+    """Submits a 40-step job, then `shorts` 3-step ones; once the long job
+    holds at step 5 (hold_at(5)), SIGKILLs the service. Returns the long
+    job's id and the launch handle its allocation recorded."""
+    ids = [submit(MODEL, "--steps=40", f"--data={DATA}")]
+    ids += [submit(MODEL, "--steps=3", f"--data={DATA}") for _ in range(shorts)]
+    long_job = ids[0]
+    wait_checkpoint(long_job, 5)
+    svc.send_signal(signal.SIGKILL)
+    svc.wait()
+    db = sqlite3.connect(os.path.join(STATE, "queue.db"))
+    running = db.execute("SELECT job, handle FROM allocations").fetchall()
+    db.close()
+    return long_job, [h for j, h in running if j == long_job][0], len(running)
+
+
 def recovery():
     t0 = time.monotonic()
     hold = hold_at(5)
     svc = serve("--max-restarts=2")
-    ids = [submit(MODEL, "--steps=40", f"--data={DATA}")]
-    ids += [submit(MODEL, "--steps=3", f"--data={DATA}") for _ in range(19)]
-    long_job = ids[0]
-    log = os.path.join(status()[long_job]["dir"], "log")
-    wait_for("job 1 to checkpoint step 5", lambda: os.path.exists(log) and
-             "checkpoint: step 5 " in open(log).read())
-    svc.send_signal(signal.SIGKILL)
-    svc.wait()
+    long_job, victim, recorded = kill_beside_long_job(svc, 19)
     # Its node "dies" while the service is down: every process of the job
     # (the service is down: its database says which).
-    db = sqlite3.connect(os.path.join(STATE, "queue.db"))
-    running = db.execute("SELECT job, handle FROM allocations").fetchall()
-    db.close()
-    victim = [h for j, h in running if j == long_job][0]
     sid = int(victim.split(":")[1])
     for pid in session_pids(sid):
         os.kill(pid, signal.SIGKILL)
@@ -177,7 +189,7 @@ def recovery():
     wait_for(f"job {long_job}'s processes to end",
              lambda: not [p for p in session_pids(sid) if not zombie(p)])
     print(f"killed: the service and job {long_job}; "
-          f"{len(running)} allocations recorded")
+          f"{recorded} allocations recorded")
     os.remove(hold)
     t1 = time.monotonic()
     svc = serve("--max-restarts=2")
@@ -235,9 +247,7 @@ def resize():
     hold = hold_at(4)
     svc = serve("--restart-cost=0", policy="frenzy")
     long_job = submit(MODEL, "--steps=80", f"--data={DATA}")
-    log = os.path.join(status()[long_job]["dir"], "log")
-    wait_for(f"job {long_job} to checkpoint step 4", lambda: os.path.exists(log)
-             and "checkpoint: step 4 " in open(log).read())
+    wait_checkpoint(long_job, 4)
     print(f"alone: job {long_job} on {status()[long_job].get('nodes')}")
     short = submit(MODEL, "--steps=3", f"--data={DATA}")
 
@@ -304,25 +314,15 @@ def slurm():
     hold = hold_at(5)
     opts = ("--backend=slurm", "--max-restarts=2", "--slurm-timeout=20")
     svc = serve(*opts)
-    ids = [submit(MODEL, "--steps=40", f"--data={DATA}")]
-    ids += [submit(MODEL, "--steps=3", f"--data={DATA}") for _ in range(4)]
-    long_job = ids[0]
-    log = os.path.join(status()[long_job]["dir"], "log")
-    wait_for("job 1 to checkpoint step 5", lambda: os.path.exists(log) and
-             "checkpoint: step 5 " in open(log).read())
-    svc.send_signal(signal.SIGKILL)
-    svc.wait()
-    db = sqlite3.connect(os.path.join(STATE, "queue.db"))
-    running = db.execute("SELECT job, handle FROM allocations").fetchall()
-    db.close()
-    victim = [h for j, h in running if j == long_job][0].split(":")[1]
+    long_job, handle, recorded = kill_beside_long_job(svc, 4)
+    victim = handle.split(":")[1]
     subprocess.run(["scancel", victim], check=True)
     wait_for(f"slurm job {victim} to leave the queue",
              lambda: not subprocess.run(["squeue", "-h", "-j", victim],
                                         capture_output=True,
                                         text=True).stdout.strip())
     print(f"killed: the service; slurm job of job {long_job} cancelled; "
-          f"{len(running)} allocations recorded")
+          f"{recorded} allocations recorded")
     os.remove(hold)
     t1 = time.monotonic()
     svc = serve(*opts)

@@ -186,20 +186,30 @@ static OwningOpRef<ModuleOp> plannedModule(ModelRun &r, ModuleOp base,
   return planned;
 }
 
+/// The step programs of the partition `planned` records: the step at the
+/// micro-batch size (returned) and, in `more` (views in `others`), the step
+/// split for its other TP degrees; null after an error was printed.
+static OwningOpRef<ModuleOp>
+stepsFor(ModelRun &r, ModuleOp planned, ModuleOp base,
+         const frenzy::OnnxImportOptions &options,
+         std::vector<OwningOpRef<ModuleOp>> &more,
+         std::vector<ModuleOp> &others) {
+  OwningOpRef<ModuleOp> step =
+      stepPrograms(r, planned, base.clone(), options, more);
+  for (OwningOpRef<ModuleOp> &m : more)
+    others.push_back(*m);
+  return step;
+}
+
 /// The runtime's plan for the partition `planned` records.
 static int buildFor(ModelRun &r, ModuleOp planned, ModuleOp base,
                     const frenzy::OnnxImportOptions &options,
                     const frenzy::ClusterSpec &cluster, bool play,
                     BuiltPlan &out) {
   std::vector<OwningOpRef<ModuleOp>> more;
-  OwningOpRef<ModuleOp> step =
-      stepPrograms(r, planned, base.clone(), options, more);
-  if (!step)
-    return 1;
   std::vector<ModuleOp> others;
-  for (OwningOpRef<ModuleOp> &m : more)
-    others.push_back(*m);
-  return buildPlanOf(*step, others, r.input, cluster, play, out);
+  OwningOpRef<ModuleOp> step = stepsFor(r, planned, base, options, more, others);
+  return step ? buildPlanOf(*step, others, r.input, cluster, play, out) : 1;
 }
 
 /// --emit=plan-mlir: the step module of the partition `planned` records,
@@ -208,14 +218,9 @@ static int printStepFor(ModelRun &r, ModuleOp planned, ModuleOp base,
                         const frenzy::OnnxImportOptions &options,
                         llvm::StringRef output) {
   std::vector<OwningOpRef<ModuleOp>> more;
-  OwningOpRef<ModuleOp> step =
-      stepPrograms(r, planned, base.clone(), options, more);
-  if (!step)
-    return 1;
   std::vector<ModuleOp> others;
-  for (OwningOpRef<ModuleOp> &m : more)
-    others.push_back(*m);
-  return printPlanModule(*step, others, output);
+  OwningOpRef<ModuleOp> step = stepsFor(r, planned, base, options, more, others);
+  return step ? printPlanModule(*step, others, output) : 1;
 }
 
 /// A multi-device plan: partitioned on the step at batch 1 (`base`), then

@@ -341,12 +341,17 @@ llvm::Error Service::schedule(double now) {
     jobs[i].spec = &specs[i];
     jobs[i].options = *opts;
     jobs[i].userOptions = userRequestOptions(specs[i], **opts, view);
-    // Progress is what the last checkpoint holds: a restart resumes there.
-    int64_t doneSteps = checkpoint::latestStep(rows[i].dir + "/ckpt");
+    // Progress is what the last checkpoint holds: a restart resumes there
+    // (a job that never started has none to look for).
+    int64_t doneSteps =
+        rows[i].attempts ? checkpoint::latestStep(rows[i].dir + "/ckpt") : 0;
     jobs[i].remainingSteps = double(std::max<int64_t>(1, rows[i].steps -
                                                              doneSteps));
     jobs[i].roundsOnType.assign(view.types().size(), 0);
-    jobs[i].placedOn = placedOnOf(rows[i], **opts);
+    // The way back of a grown job matters while it runs; a queued job gets
+    // a new one when it is placed.
+    if (i < running)
+      jobs[i].placedOn = placedOnOf(rows[i], **opts);
   }
   SimConfig config;
   config.restartSeconds = o.restartCost;
